@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Formatting, clippy with warnings denied, and docs with warnings denied.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo fmt --all --check
+cargo clippy --all-targets --all-features -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features

@@ -1,0 +1,2 @@
+//! Benchmarks arrive with the benchmark suite.
+fn main() {}

@@ -1,0 +1,1 @@
+//! `loom` models of tollgate's per-key state machines live in `tests/`.

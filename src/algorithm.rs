@@ -1,0 +1,43 @@
+//! The [`Algorithm`] trait: one rate-limiting rule applied to one key's state.
+//!
+//! A rule is a pure function of the key's old state, the current time and the
+//! cost; the state type decides how that function is applied atomically
+//! ([`PackedWord`](crate::PackedWord)'s CAS loop, or a short lock for the
+//! sliding log). Keeping the rule apart from the map lets the same code run
+//! behind [`KeyedLimiter`](crate::KeyedLimiter), behind a single-key
+//! [`DirectLimiter`](crate::DirectLimiter), and inside `loom` models.
+
+use crate::decision::Decision;
+use crate::quota::Quota;
+
+/// A rate-limiting rule over a per-key state.
+pub trait Algorithm: Send + Sync + 'static {
+    /// One key's state.
+    type State: Send + Sync + 'static;
+
+    /// The rule for `quota`.
+    fn from_quota(quota: &Quota) -> Self;
+
+    /// The state of a key never seen before.
+    fn fresh(&self) -> Self::State;
+
+    /// The most units one call can ever spend; larger costs are errors.
+    fn max_cost(&self) -> u64;
+
+    /// The limit reported in every [`Decision`].
+    fn limit(&self) -> u64;
+
+    /// Decides a request of `cost` units at `now` and applies it atomically.
+    ///
+    /// Callers guarantee `cost <= self.max_cost()`. `cost == 0` is a peek.
+    /// A denied request leaves the state unchanged.
+    fn check(&self, state: &Self::State, now: u64, cost: u64) -> Decision;
+
+    /// Whether `state` behaves exactly like [`fresh`](Self::fresh) from `now`
+    /// on, so the key can be dropped without changing any later decision.
+    fn is_fresh(&self, state: &Self::State, now: u64) -> bool;
+
+    /// An upper bound on how long a key takes to return to fresh when left
+    /// alone (used as the retry hint when a key cannot be tracked).
+    fn reset_bound_nanos(&self) -> u64;
+}

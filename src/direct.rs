@@ -1,0 +1,91 @@
+//! [`DirectLimiter`]: one rule and one state, with no map in front.
+
+use std::fmt;
+
+use crate::algorithm::Algorithm;
+use crate::clock::{Clock, MonotonicClock};
+use crate::decision::Decision;
+use crate::error::InsufficientCapacity;
+use crate::limiter::RateLimiter;
+use crate::quota::Quota;
+
+/// A limiter for a single key (a whole service, one upstream, one socket).
+///
+/// It is the per-key cell of a [`KeyedLimiter`](crate::KeyedLimiter)
+/// without the map: the same rule, the same state, the same CAS loop. It
+/// implements [`RateLimiter<()>`](RateLimiter), or use
+/// [`check_n`](Self::check_n) directly.
+///
+/// ```
+/// use tollgate::{DirectLimiter, ManualClock, Quota, TokenBucketRule};
+///
+/// let limiter = DirectLimiter::<TokenBucketRule, _>::with_clock(Quota::per_second(1), ManualClock::new());
+/// assert!(limiter.check_n(1)?.allowed());
+/// assert!(!limiter.check_n(1)?.allowed());
+/// # Ok::<(), tollgate::InsufficientCapacity>(())
+/// ```
+pub struct DirectLimiter<A: Algorithm, C = MonotonicClock> {
+    rule: A,
+    state: A::State,
+    clock: C,
+}
+
+impl<A: Algorithm> DirectLimiter<A, MonotonicClock> {
+    /// A limiter for `quota` on the default [`MonotonicClock`].
+    pub fn new(quota: Quota) -> Self {
+        Self::with_clock(quota, MonotonicClock::new())
+    }
+}
+
+impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
+    /// A limiter for `quota` reading time from `clock`.
+    pub fn with_clock(quota: Quota, clock: C) -> Self {
+        let rule = A::from_quota(&quota);
+        let state = rule.fresh();
+        DirectLimiter { rule, state, clock }
+    }
+
+    /// Spends `cost` units if available; see [`RateLimiter::check_n`].
+    #[inline]
+    pub fn check_n(&self, cost: u64) -> Result<Decision, InsufficientCapacity> {
+        let max = self.rule.max_cost();
+        if cost > max {
+            return Err(InsufficientCapacity {
+                requested: cost,
+                max,
+            });
+        }
+        let now = self.clock.now_nanos();
+        Ok(self.rule.check(&self.state, now, cost))
+    }
+
+    /// Whether the state equals a fresh one now.
+    pub fn is_fresh(&self) -> bool {
+        self.rule.is_fresh(&self.state, self.clock.now_nanos())
+    }
+
+    /// The rule applied.
+    pub fn rule(&self) -> &A {
+        &self.rule
+    }
+
+    /// The clock decisions are timed by.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+impl<A: Algorithm, C: Clock> RateLimiter<()> for DirectLimiter<A, C> {
+    #[inline]
+    fn check_n(&self, _key: &(), cost: u64) -> Result<Decision, InsufficientCapacity> {
+        DirectLimiter::check_n(self, cost)
+    }
+}
+
+impl<A: Algorithm + fmt::Debug, C> fmt::Debug for DirectLimiter<A, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DirectLimiter")
+            .field("rule", &self.rule)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,148 @@
+//! [`KeyedLimiter`]: one rule applied to many keys, each with its own state.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::hash::Hash;
+
+use crate::algorithm::Algorithm;
+use crate::clock::{Clock, MonotonicClock};
+use crate::decision::Decision;
+use crate::error::InsufficientCapacity;
+use crate::limiter::RateLimiter;
+use crate::options::KeyedOptions;
+use crate::quota::Quota;
+use crate::store::{Inserted, Store};
+
+/// A rate limiter serving many keys with algorithm `A`.
+///
+/// Use it through the aliases [`TokenBucket`](crate::TokenBucket),
+/// [`FixedWindow`](crate::FixedWindow),
+/// [`SlidingWindowLog`](crate::SlidingWindowLog) and
+/// [`SlidingWindowCounter`](crate::SlidingWindowCounter). A key is looked up
+/// under a shard read lock and its state updated lock-free (or under its own
+/// short lock for the sliding log); new keys take the slow path that inserts.
+pub struct KeyedLimiter<A: Algorithm, K = String, C = MonotonicClock> {
+    rule: A,
+    quota: Quota,
+    clock: C,
+    store: Store<K, A::State>,
+}
+
+impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K, MonotonicClock> {
+    /// A limiter for `quota` on the default [`MonotonicClock`].
+    pub fn new(quota: Quota) -> Self {
+        Self::with_clock(quota, MonotonicClock::new())
+    }
+}
+
+impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
+    /// A limiter for `quota` reading time from `clock`.
+    pub fn with_clock(quota: Quota, clock: C) -> Self {
+        Self::with_options(quota, clock, KeyedOptions::default())
+    }
+
+    /// A limiter for `quota` on `clock` with memory `options`.
+    pub fn with_options(quota: Quota, clock: C, options: KeyedOptions) -> Self {
+        KeyedLimiter {
+            rule: A::from_quota(&quota),
+            quota,
+            clock,
+            store: Store::new(options),
+        }
+    }
+
+    /// Keys tracked now.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether no key is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops every key whose state equals a fresh key's (full bucket, expired
+    /// window); returns how many. Later decisions are unchanged by it.
+    pub fn evict_idle(&self) -> usize {
+        let now = self.clock.now_nanos();
+        self.store.sweep(|state| self.rule.is_fresh(state, now))
+    }
+
+    /// The quota this limiter enforces.
+    pub fn quota(&self) -> Quota {
+        self.quota
+    }
+
+    /// The rule applied to each key.
+    pub fn rule(&self) -> &A {
+        &self.rule
+    }
+
+    /// The clock decisions are timed by.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The slow path: `key` is not tracked.
+    #[cold]
+    #[inline(never)]
+    fn check_untracked<Q>(&self, key: &Q, now: u64, cost: u64) -> Decision
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    {
+        if cost == 0 {
+            // A peek must not start tracking the key.
+            return self.rule.check(&self.rule.fresh(), now, 0);
+        }
+        let inserted = self.store.insert_and(
+            key.to_owned(),
+            || self.rule.fresh(),
+            |state| self.rule.check(state, now, cost),
+            |state| self.rule.is_fresh(state, now),
+        );
+        match inserted {
+            Inserted::Ran(decision) => decision,
+            Inserted::Full => {
+                let wait = self.rule.reset_bound_nanos();
+                Decision::reject(self.rule.limit(), 0, wait, wait)
+            }
+        }
+    }
+}
+
+impl<A, K, C, Q> RateLimiter<Q> for KeyedLimiter<A, K, C>
+where
+    A: Algorithm,
+    K: Hash + Eq + Borrow<Q> + Send + Sync,
+    C: Clock,
+    Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+{
+    #[inline]
+    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
+        let max = self.rule.max_cost();
+        if cost > max {
+            return Err(InsufficientCapacity {
+                requested: cost,
+                max,
+            });
+        }
+        let now = self.clock.now_nanos();
+        if let Some(decision) = self
+            .store
+            .read(key, |state| self.rule.check(state, now, cost))
+        {
+            return Ok(decision);
+        }
+        Ok(self.check_untracked(key, now, cost))
+    }
+}
+
+impl<A: Algorithm + fmt::Debug, K, C> fmt::Debug for KeyedLimiter<A, K, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedLimiter")
+            .field("rule", &self.rule)
+            .field("quota", &self.quota)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,84 @@
+//! Lock-free keyed rate limiters with an injected clock.
+//!
+//! `tollgate` decides, per key, whether a request goes through. Every
+//! limiter implements one trait, [`RateLimiter`], so algorithms plug in
+//! without changing callers:
+//!
+//! ```
+//! use tollgate::{Quota, RateLimiter, TokenBucket};
+//!
+//! let limiter: TokenBucket = TokenBucket::new("100/minute".parse()?);
+//! if limiter.allow("client-42") {
+//!     // serve the request
+//! }
+//! let decision = limiter.check_n("client-42", 5)?;
+//! println!("allowed={} remaining={} retry in {:?}",
+//!     decision.allowed(), decision.remaining(), decision.retry_after());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Algorithms
+//!
+//! | limiter                   | state per key            | exact? | pick it when |
+//! |---------------------------|--------------------------|--------|--------------|
+//! | [`TokenBucket`]           | one `AtomicU64` (GCRA)   | yes    | bursts are fine, a smooth average matters |
+//! | [`FixedWindow`]           | one `AtomicU64`          | per window | quotas are billed per calendar window |
+//! | [`SlidingWindowCounter`]  | one `AtomicU64`          | approximate | a sliding window in O(1) memory |
+//! | [`SlidingWindowLog`]      | a short per-key lock and a log | yes | the window must be exact, limits are small |
+//!
+//! # Design
+//!
+//! * Per-key states live in a sharded [`dashmap::DashMap`] hashed with
+//!   `foldhash`; a lookup holds a shard read lock while the state is
+//!   updated, so eviction (which takes the write lock) can never race an
+//!   update into losing or granting a unit.
+//! * Each packed algorithm is a pure function of `(old word, now, cost)`
+//!   applied by one CAS loop in [`PackedWord`]; the clock is read once,
+//!   before the loop.
+//! * Time comes from a [`Clock`]: [`MonotonicClock`] (a calibrated TSC via
+//!   `quanta`) by default, [`ManualClock`] in tests.
+//! * Memory stays bounded: [`KeyedLimiter::evict_idle`], an amortised sweep
+//!   on insertion, and an optional cap ([`KeyedOptions::max_keys`]).
+//! * A [`Registry`] maps clients to named tiers of limiters.
+//!
+//! Dependencies and why: `dashmap` (a proven sharded map with a read-guard
+//! fast path), `foldhash` (about a third cheaper to hash short keys than
+//! SipHash, still seeded per map), `quanta` (a clock read at half the cost of
+//! `Instant::now`), `crossbeam-utils` (`CachePadded`, `Backoff`).
+
+mod algorithm;
+mod clock;
+mod decision;
+mod direct;
+mod error;
+mod fixed_window;
+mod keyed;
+mod limiter;
+mod options;
+mod packed_word;
+mod quota;
+mod quota_parse;
+mod registry;
+mod shard_map;
+mod sliding_window_counter;
+mod sliding_window_log;
+mod store;
+mod sync;
+mod token_bucket;
+mod window_tag;
+
+pub use algorithm::Algorithm;
+pub use clock::{Clock, ManualClock, MonotonicClock};
+pub use decision::Decision;
+pub use direct::DirectLimiter;
+pub use error::{InsufficientCapacity, RegistryError, UnknownTier};
+pub use fixed_window::{FixedWindow, FixedWindowRule};
+pub use keyed::KeyedLimiter;
+pub use limiter::RateLimiter;
+pub use options::KeyedOptions;
+pub use packed_word::PackedWord;
+pub use quota::{Quota, QuotaError};
+pub use registry::{Registry, RegistryBuilder};
+pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterRule};
+pub use sliding_window_log::{LogState, SlidingWindowLog, SlidingWindowLogRule};
+pub use token_bucket::{TokenBucket, TokenBucketRule};

@@ -1,0 +1,67 @@
+//! The [`RateLimiter`] trait every limiter implements.
+
+use crate::decision::Decision;
+use crate::error::InsufficientCapacity;
+use std::sync::Arc;
+
+/// Decides, per key, whether requests go through.
+///
+/// `Q` is the borrowed key type a caller passes (`str` for `String` keys,
+/// `u64` for `u64` keys). Implementations are `Send + Sync` and may be called
+/// from any number of threads at once.
+pub trait RateLimiter<Q: ?Sized = str>: Send + Sync {
+    /// Spends `cost` units for `key` if they are available.
+    ///
+    /// A denied call changes no state. `cost == 0` is a peek: it consumes
+    /// nothing and reports whether one unit would pass now. A cost above what
+    /// the limiter can ever admit at once is an [`InsufficientCapacity`]
+    /// error.
+    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity>;
+
+    /// Spends one unit for `key`.
+    #[inline]
+    fn check(&self, key: &Q) -> Decision {
+        match self.check_n(key, 1) {
+            Ok(decision) => decision,
+            // Every quota admits at least one unit; an implementation that
+            // cannot still answers with a rejection instead of panicking.
+            Err(error) => Decision::reject(error.max, 0, u64::MAX, u64::MAX),
+        }
+    }
+
+    /// Whether one request for `key` goes through.
+    #[inline]
+    fn allow(&self, key: &Q) -> bool {
+        self.check(key).allowed()
+    }
+
+    /// Whether a request of `cost` units for `key` goes through; `false` also
+    /// when the cost could never fit (use [`check_n`](Self::check_n) to tell
+    /// the two apart).
+    #[inline]
+    fn allow_n(&self, key: &Q, cost: u64) -> bool {
+        self.check_n(key, cost)
+            .is_ok_and(|decision| decision.allowed())
+    }
+}
+
+impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Arc<L> {
+    #[inline]
+    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
+        (**self).check_n(key, cost)
+    }
+}
+
+impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Box<L> {
+    #[inline]
+    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
+        (**self).check_n(key, cost)
+    }
+}
+
+impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for &L {
+    #[inline]
+    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
+        (**self).check_n(key, cost)
+    }
+}

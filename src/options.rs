@@ -1,0 +1,74 @@
+//! [`KeyedOptions`]: how a keyed limiter bounds the keys it tracks.
+
+/// Memory settings for a [`KeyedLimiter`](crate::KeyedLimiter).
+///
+/// ```
+/// use tollgate::{KeyedOptions, ManualClock, Quota, TokenBucket};
+///
+/// let options = KeyedOptions::new().max_keys(100_000).shards(64);
+/// let limiter: TokenBucket<u64, _> =
+///     TokenBucket::with_options(Quota::per_second(10), ManualClock::new(), options);
+/// # let _ = limiter;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyedOptions {
+    pub(crate) max_keys: Option<usize>,
+    pub(crate) auto_sweep: bool,
+    pub(crate) min_sweep_interval: usize,
+    pub(crate) shards: Option<usize>,
+}
+
+impl Default for KeyedOptions {
+    fn default() -> Self {
+        KeyedOptions {
+            max_keys: None,
+            auto_sweep: true,
+            min_sweep_interval: 1024,
+            shards: None,
+        }
+    }
+}
+
+impl KeyedOptions {
+    /// No cap, automatic sweep on, default shard count.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Never track more than `max` keys at once.
+    ///
+    /// When the cap is reached, a new key first triggers a sweep of idle
+    /// keys (at most once per `max / 8` refused keys, so a flood of new keys
+    /// costs amortised O(1) each). If no room frees up, the new key's request
+    /// is rejected: the cap never weakens a limit, it trades availability for
+    /// new keys against bounded memory. A cap of 0 is treated as 1.
+    pub fn max_keys(mut self, max: usize) -> Self {
+        self.max_keys = Some(max.max(1));
+        self
+    }
+
+    /// Whether inserting new keys sweeps idle ones now and then (default on).
+    ///
+    /// A sweep runs after as many insertions as there were keys left by the
+    /// previous sweep (and at least [`min_sweep_interval`](Self::min_sweep_interval)),
+    /// so its O(keys) cost is amortised O(1) per insertion and the map holds
+    /// at most about twice the keys still in use, plus the interval. No
+    /// background thread is involved; existing keys never pay for it.
+    pub fn auto_sweep(mut self, enabled: bool) -> Self {
+        self.auto_sweep = enabled;
+        self
+    }
+
+    /// The fewest insertions between two automatic sweeps (default 1024).
+    pub fn min_sweep_interval(mut self, insertions: usize) -> Self {
+        self.min_sweep_interval = insertions.max(1);
+        self
+    }
+
+    /// The number of map shards (rounded up to a power of two, 2 to 65536);
+    /// DashMap's default is four per CPU.
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+}

@@ -1,0 +1,177 @@
+//! [`Registry`]: named tiers of limiters and the clients assigned to them.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::decision::Decision;
+use crate::error::{InsufficientCapacity, RegistryError, UnknownTier};
+use crate::limiter::RateLimiter;
+use crate::shard_map::ShardMap;
+
+/// Maps clients to tiers of limiters; itself a [`RateLimiter<str>`].
+///
+/// Tiers are fixed when the registry is built; clients move between them at
+/// run time with [`assign`](Self::assign). A client with no assignment uses
+/// the default tier. Each call reads the client's assignment once, so a call
+/// racing an `assign` is judged by exactly one tier: the old or the new.
+/// The tier's limiter is keyed by the client name.
+///
+/// ```
+/// use tollgate::{Quota, RateLimiter, Registry, TokenBucket};
+///
+/// let registry = Registry::builder()
+///     .tier("free", TokenBucket::<String>::new(Quota::per_minute(1)))
+///     .tier("pro", TokenBucket::<String>::new(Quota::per_minute(100)))
+///     .default_tier("free")
+///     .build()?;
+/// registry.assign("acme", "pro")?;
+/// assert!(registry.allow("acme") && registry.allow("acme"));
+/// assert!(registry.allow("guest") && !registry.allow("guest"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Registry {
+    tiers: Vec<Tier>,
+    by_name: HashMap<String, usize>,
+    default: usize,
+    assignments: ShardMap<String, usize>,
+}
+
+struct Tier {
+    name: String,
+    limiter: Box<dyn RateLimiter<str>>,
+}
+
+impl Registry {
+    /// Starts describing a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Moves `client` to `tier` from its next call on.
+    pub fn assign(&self, client: &str, tier: &str) -> Result<(), UnknownTier> {
+        let index = self.index_of(tier)?;
+        self.assignments.insert(client.to_owned(), index);
+        Ok(())
+    }
+
+    /// Returns `client` to the default tier; true if it had an assignment.
+    pub fn unassign(&self, client: &str) -> bool {
+        self.assignments.remove(client)
+    }
+
+    /// The limiter that judges `client`'s requests.
+    pub fn for_client(&self, client: &str) -> &dyn RateLimiter<str> {
+        &*self.tiers[self.tier_index(client)].limiter
+    }
+
+    /// The name of `client`'s tier.
+    pub fn tier_of(&self, client: &str) -> &str {
+        &self.tiers[self.tier_index(client)].name
+    }
+
+    /// The limiter of the tier called `name`.
+    pub fn tier(&self, name: &str) -> Result<&dyn RateLimiter<str>, UnknownTier> {
+        Ok(&*self.tiers[self.index_of(name)?].limiter)
+    }
+
+    /// The default tier's name.
+    pub fn default_tier(&self) -> &str {
+        &self.tiers[self.default].name
+    }
+
+    /// Clients with an explicit assignment.
+    pub fn assigned_clients(&self) -> usize {
+        self.assignments.len()
+    }
+
+    fn tier_index(&self, client: &str) -> usize {
+        self.assignments
+            .read(client, |&index| index)
+            .unwrap_or(self.default)
+    }
+
+    fn index_of(&self, tier: &str) -> Result<usize, UnknownTier> {
+        self.by_name.get(tier).copied().ok_or_else(|| UnknownTier {
+            name: tier.to_owned(),
+        })
+    }
+}
+
+impl RateLimiter<str> for Registry {
+    #[inline]
+    fn check_n(&self, client: &str, cost: u64) -> Result<Decision, InsufficientCapacity> {
+        self.for_client(client).check_n(client, cost)
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.tiers.iter().map(|tier| tier.name.as_str()).collect();
+        f.debug_struct("Registry")
+            .field("tiers", &names)
+            .field("default", &self.default_tier())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Describes a [`Registry`]: its tiers and which one is the default.
+#[derive(Default)]
+pub struct RegistryBuilder {
+    tiers: Vec<Tier>,
+    default: Option<String>,
+}
+
+impl RegistryBuilder {
+    /// Adds a tier called `name` judged by `limiter`.
+    pub fn tier(mut self, name: &str, limiter: impl RateLimiter<str> + 'static) -> Self {
+        self.tiers.push(Tier {
+            name: name.to_owned(),
+            limiter: Box::new(limiter),
+        });
+        self
+    }
+
+    /// Names the tier used for clients with no assignment.
+    pub fn default_tier(mut self, name: &str) -> Self {
+        self.default = Some(name.to_owned());
+        self
+    }
+
+    /// Builds the registry; errors on no tiers, a repeated tier name, or a
+    /// missing or unknown default tier.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        if self.tiers.is_empty() {
+            return Err(RegistryError::NoTiers);
+        }
+        let mut by_name = HashMap::with_capacity(self.tiers.len());
+        for (index, tier) in self.tiers.iter().enumerate() {
+            if by_name.insert(tier.name.clone(), index).is_some() {
+                return Err(RegistryError::DuplicateTier {
+                    name: tier.name.clone(),
+                });
+            }
+        }
+        let default_name = self.default.ok_or(RegistryError::NoDefaultTier)?;
+        let default = *by_name.get(&default_name).ok_or_else(|| {
+            RegistryError::UnknownDefaultTier(UnknownTier {
+                name: default_name.clone(),
+            })
+        })?;
+        Ok(Registry {
+            tiers: self.tiers,
+            by_name,
+            default,
+            assignments: ShardMap::new(None),
+        })
+    }
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.tiers.iter().map(|tier| tier.name.as_str()).collect();
+        f.debug_struct("RegistryBuilder")
+            .field("tiers", &names)
+            .field("default", &self.default)
+            .finish()
+    }
+}

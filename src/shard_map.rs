@@ -1,0 +1,158 @@
+//! The concurrent map behind every keyed limiter, reduced to the four
+//! operations the limiters need.
+//!
+//! Normally a [`dashmap::DashMap`] hashed with `foldhash`. Under
+//! `--cfg tollgate_loom` it is one `loom` `RwLock<HashMap>` that follows the
+//! same locking protocol, because `loom` cannot see inside DashMap's locks:
+//!
+//! | operation          | DashMap                              | loom stand-in |
+//! |--------------------|--------------------------------------|---------------|
+//! | `read`             | shard read lock held while `f` runs  | read lock     |
+//! | `read_or_insert`   | shard write lock, insert, downgrade  | write lock    |
+//! | `retain`           | each shard's write lock in turn      | write lock    |
+//!
+//! Eviction (`retain`) and updates (`read`) therefore never overlap on one
+//! shard: a state is judged idle and removed while no update can touch it.
+
+use std::borrow::Borrow;
+use std::hash::Hash;
+
+use foldhash::fast::RandomState;
+
+#[cfg(not(tollgate_loom))]
+pub(crate) struct ShardMap<K, V> {
+    map: dashmap::DashMap<K, V, RandomState>,
+}
+
+#[cfg(not(tollgate_loom))]
+impl<K: Hash + Eq, V> ShardMap<K, V> {
+    /// A map with `shards` shards (rounded to a power of two), or DashMap's
+    /// default (four per core) when `None`.
+    pub(crate) fn new(shards: Option<usize>) -> Self {
+        let map = match shards {
+            Some(n) => dashmap::DashMap::with_hasher_and_shard_amount(
+                RandomState::default(),
+                n.clamp(2, 1 << 16).next_power_of_two(),
+            ),
+            None => dashmap::DashMap::with_hasher(RandomState::default()),
+        };
+        ShardMap { map }
+    }
+
+    /// Runs `f` on the value for `key` under the shard's read lock.
+    #[inline]
+    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.map.get(key).map(|entry| f(entry.value()))
+    }
+
+    /// Runs `f` on the value for `key`, inserting `make()` first if absent;
+    /// `f` learns whether this call inserted it.
+    pub(crate) fn read_or_insert<R>(
+        &self,
+        key: K,
+        make: impl FnOnce() -> V,
+        f: impl FnOnce(&V, bool) -> R,
+    ) -> R {
+        match self.map.entry(key) {
+            dashmap::Entry::Occupied(entry) => f(entry.into_ref().downgrade().value(), false),
+            dashmap::Entry::Vacant(entry) => f(entry.insert(make()).downgrade().value(), true),
+        }
+    }
+
+    /// Keeps the entries for which `keep` holds; returns how many it removed.
+    pub(crate) fn retain(&self, mut keep: impl FnMut(&V) -> bool) -> usize {
+        let mut removed = 0;
+        self.map.retain(|_, value| {
+            let kept = keep(value);
+            removed += usize::from(!kept);
+            kept
+        });
+        removed
+    }
+
+    /// Sets the value for `key`.
+    pub(crate) fn insert(&self, key: K, value: V) {
+        self.map.insert(key, value);
+    }
+
+    /// Removes `key`; returns whether it was there.
+    pub(crate) fn remove<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.map.remove(key).is_some()
+    }
+
+    /// Entries now (takes every shard's read lock in turn).
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+#[cfg(tollgate_loom)]
+pub(crate) struct ShardMap<K, V> {
+    map: crate::sync::RwLock<std::collections::HashMap<K, V, RandomState>>,
+}
+
+#[cfg(tollgate_loom)]
+impl<K: Hash + Eq, V> ShardMap<K, V> {
+    pub(crate) fn new(_shards: Option<usize>) -> Self {
+        ShardMap {
+            map: crate::sync::RwLock::new(std::collections::HashMap::default()),
+        }
+    }
+
+    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        map.get(key).map(f)
+    }
+
+    pub(crate) fn read_or_insert<R>(
+        &self,
+        key: K,
+        make: impl FnOnce() -> V,
+        f: impl FnOnce(&V, bool) -> R,
+    ) -> R {
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let mut inserted = false;
+        let value = map.entry(key).or_insert_with(|| {
+            inserted = true;
+            make()
+        });
+        f(value, inserted)
+    }
+
+    pub(crate) fn retain(&self, mut keep: impl FnMut(&V) -> bool) -> usize {
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let before = map.len();
+        map.retain(|_, value| keep(value));
+        before - map.len()
+    }
+
+    pub(crate) fn insert(&self, key: K, value: V) {
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        map.insert(key, value);
+    }
+
+    pub(crate) fn remove<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        map.remove(key).is_some()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}

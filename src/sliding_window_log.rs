@@ -1,0 +1,161 @@
+//! Sliding window log: exact. A request passes when fewer than `limit` units
+//! were admitted in the last `window`; a unit admitted at `t` stops counting
+//! at exactly `t + window`.
+//!
+//! # Per-key state: a short lock, not atomics
+//!
+//! The log has up to `limit` entries, so it cannot live in one word. Each key
+//! holds a `Mutex` around a queue of `(time, units)` entries (admissions at
+//! the same instant share an entry) and their running total. The critical
+//! section is a few comparisons plus amortised O(1) queue work, and the lock
+//! is per key, so threads working on different keys never meet; a lock-free
+//! log would need a multi-word ring updated atomically, which costs more than
+//! it saves. Memory is O(limit) per key in the worst case (one entry per
+//! admitted unit), and a key whose every entry has expired is fresh.
+//!
+//! Time never moves backwards for a key: a clock reading earlier than the
+//! newest entry is treated as the newest entry's time.
+
+use std::collections::VecDeque;
+
+use crate::algorithm::Algorithm;
+use crate::clock::MonotonicClock;
+use crate::decision::Decision;
+use crate::keyed::KeyedLimiter;
+use crate::quota::Quota;
+use crate::sync::{Mutex, lock};
+
+/// A keyed exact sliding-window log: `quota.limit()` per any
+/// `quota.window()`-long span.
+pub type SlidingWindowLog<K = String, C = MonotonicClock> =
+    KeyedLimiter<SlidingWindowLogRule, K, C>;
+
+/// The sliding-window-log rule; see the [module docs](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingWindowLogRule {
+    limit: u64,
+    window: u64,
+}
+
+/// One key's log.
+#[derive(Debug)]
+pub struct LogState {
+    inner: Mutex<Log>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    /// `(admitted at, units)`, oldest first, times strictly increasing.
+    entries: VecDeque<(u64, u64)>,
+    /// Sum of `units` over `entries`.
+    total: u64,
+}
+
+impl Log {
+    /// Drops entries that stopped counting at or before `now`.
+    fn expire(&mut self, now: u64, window: u64) {
+        while let Some(&(at, units)) = self.entries.front() {
+            if at.saturating_add(window) > now {
+                break;
+            }
+            self.entries.pop_front();
+            self.total -= units;
+        }
+        if self.entries.is_empty() && self.entries.capacity() > 64 {
+            self.entries = VecDeque::new();
+        }
+    }
+
+    /// The effective time: never earlier than the newest entry.
+    fn clamp(&self, now: u64) -> u64 {
+        self.entries.back().map_or(now, |&(at, _)| now.max(at))
+    }
+
+    /// Time until the log is empty.
+    fn reset_after(&self, now: u64, window: u64) -> u64 {
+        self.entries
+            .back()
+            .map_or(0, |&(at, _)| at.saturating_add(window).saturating_sub(now))
+    }
+
+    /// Time until `cost` more units fit under `limit`.
+    fn retry_after(&self, now: u64, window: u64, limit: u64, cost: u64) -> u64 {
+        let mut still_counted = self.total;
+        for &(at, units) in &self.entries {
+            still_counted -= units;
+            if still_counted + cost <= limit {
+                return at.saturating_add(window).saturating_sub(now);
+            }
+        }
+        0
+    }
+}
+
+impl SlidingWindowLogRule {
+    fn decide(&self, log: &mut Log, now: u64, cost: u64) -> Decision {
+        let now = log.clamp(now);
+        log.expire(now, self.window);
+        let wanted = cost.max(1);
+        let remaining = self.limit - log.total;
+        if log.total + wanted > self.limit {
+            let retry = log.retry_after(now, self.window, self.limit, wanted);
+            let reset = log.reset_after(now, self.window);
+            return Decision::reject(self.limit, remaining, retry, reset);
+        }
+        if cost == 0 {
+            return Decision::admit(self.limit, remaining, log.reset_after(now, self.window));
+        }
+        match log.entries.back_mut() {
+            Some((at, units)) if *at == now => *units += cost,
+            _ => log.entries.push_back((now, cost)),
+        }
+        log.total += cost;
+        Decision::admit(
+            self.limit,
+            self.limit - log.total,
+            log.reset_after(now, self.window),
+        )
+    }
+}
+
+impl Algorithm for SlidingWindowLogRule {
+    type State = LogState;
+
+    fn from_quota(quota: &Quota) -> Self {
+        SlidingWindowLogRule {
+            limit: quota.limit(),
+            window: quota.window_nanos(),
+        }
+    }
+
+    fn fresh(&self) -> LogState {
+        LogState {
+            inner: Mutex::new(Log::default()),
+        }
+    }
+
+    #[inline]
+    fn max_cost(&self) -> u64 {
+        self.limit
+    }
+
+    #[inline]
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    fn check(&self, state: &LogState, now: u64, cost: u64) -> Decision {
+        self.decide(&mut lock(&state.inner), now, cost)
+    }
+
+    fn is_fresh(&self, state: &LogState, now: u64) -> bool {
+        let log = lock(&state.inner);
+        log.entries
+            .back()
+            .is_none_or(|&(at, _)| at.saturating_add(self.window) <= now)
+    }
+
+    fn reset_bound_nanos(&self) -> u64 {
+        self.window
+    }
+}

@@ -65,7 +65,8 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
     /// window); returns how many. Later decisions are unchanged by it.
     pub fn evict_idle(&self) -> usize {
         let now = self.clock.now_nanos();
-        self.store.sweep(|state| self.rule.is_fresh(state, now))
+        self.store
+            .sweep(now, |state, now| self.rule.is_fresh(state, now))
     }
 
     /// The quota this limiter enforces.
@@ -83,6 +84,40 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
         &self.clock
     }
 
+    /// Runs `f` on `key`'s state and one clock reading, tracking the key
+    /// first when `track` is set; `None` when the key is not tracked (and
+    /// `track` is off, or the key cap refused it). For reservations in
+    /// `crate::wait`, which need more than a [`Decision`] back.
+    pub(crate) fn with_state<Q, R>(
+        &self,
+        key: &Q,
+        track: bool,
+        f: impl Fn(&A::State, u64) -> R,
+    ) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    {
+        let now = self.clock.now_nanos();
+        if let Some(result) = self.store.read(key, |state| f(state, now)) {
+            return Some(result);
+        }
+        if !track {
+            return None;
+        }
+        let inserted = self.store.insert_and(
+            key.to_owned(),
+            now,
+            || self.rule.fresh(),
+            |state, now| f(state, now),
+            |state, now| self.rule.is_fresh(state, now),
+        );
+        match inserted {
+            Inserted::Ran(result) => Some(result),
+            Inserted::Full => None,
+        }
+    }
+
     /// The slow path: `key` is not tracked.
     #[cold]
     #[inline(never)]
@@ -97,9 +132,10 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
         }
         let inserted = self.store.insert_and(
             key.to_owned(),
+            now,
             || self.rule.fresh(),
-            |state| self.rule.check(state, now, cost),
-            |state| self.rule.is_fresh(state, now),
+            |state, now| self.rule.check(state, now, cost),
+            |state, now| self.rule.is_fresh(state, now),
         );
         match inserted {
             Inserted::Ran(decision) => decision,

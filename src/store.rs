@@ -8,7 +8,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::options::KeyedOptions;
 use crate::shard_map::ShardMap;
-use crate::sync::{AtomicUsize, Ordering};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 
 /// Counters touched only when keys come and go, padded away from the map
 /// header that every lookup reads.
@@ -16,10 +16,14 @@ use crate::sync::{AtomicUsize, Ordering};
 struct Bookkeeping {
     /// Keys in the map plus slots reserved by insertions in flight.
     tracked: AtomicUsize,
-    /// Insertions (or refused insertions, at the cap) since the last sweep.
+    /// Insertions since the last automatic sweep.
     since_sweep: AtomicUsize,
+    /// New keys refused at the cap, to space out sweeps made for room.
+    refused_at_cap: AtomicUsize,
     /// Insertions after which the next automatic sweep runs.
     sweep_due: AtomicUsize,
+    /// The latest clock reading any sweep judged states at.
+    swept_at: AtomicU64,
 }
 
 /// Per-key states of type `V` under keys `K`.
@@ -63,14 +67,25 @@ impl<K: Hash + Eq, V> Store<K, V> {
     /// Tracks `key` (fresh state from `make`) and runs `f` on its state,
     /// sweeping states for which `idle` holds when the cap or the automatic
     /// sweep asks for it.
+    ///
+    /// `f` and `idle` get the time to judge at: `now`, or a later reading a
+    /// sweep already judged at. A request whose clock reading predates a
+    /// sweep that removed its key is judged as of that sweep, when its old
+    /// state was known to equal a fresh one, so the removal cannot change
+    /// its outcome.
     pub(crate) fn insert_and<R>(
         &self,
         key: K,
+        now: u64,
         make: impl FnOnce() -> V,
-        f: impl FnOnce(&V) -> R,
-        idle: impl Fn(&V) -> bool,
+        f: impl FnOnce(&V, u64) -> R,
+        idle: impl Fn(&V, u64) -> bool,
     ) -> Inserted<R> {
-        if !self.reserve_slot(&idle) {
+        // Relaxed: this thread missed the key under the shard lock, which the
+        // sweep that removed it released after raising `swept_at`; that lock
+        // hand-off orders the raise before this load.
+        let now = now.max(self.books.swept_at.load(Ordering::Relaxed));
+        if !self.reserve_slot(now, &idle) {
             return Inserted::Full;
         }
         let result = self.map.read_or_insert(key, make, |state, inserted| {
@@ -79,17 +94,17 @@ impl<K: Hash + Eq, V> Store<K, V> {
                 // Relaxed: a plain counter; the map's locks order the entries.
                 self.books.tracked.fetch_sub(1, Ordering::Relaxed);
             }
-            f(state)
+            f(state, now)
         });
         if self.options.auto_sweep {
-            self.maybe_auto_sweep(&idle);
+            self.maybe_auto_sweep(now, &idle);
         }
         Inserted::Ran(result)
     }
 
     /// Takes one slot under the cap; false when the cap is reached even
     /// after a sweep.
-    fn reserve_slot(&self, idle: &impl Fn(&V) -> bool) -> bool {
+    fn reserve_slot(&self, now: u64, idle: &impl Fn(&V, u64) -> bool) -> bool {
         let Some(cap) = self.options.max_keys else {
             // Relaxed: `tracked` is a count, not a guard for other memory.
             self.books.tracked.fetch_add(1, Ordering::Relaxed);
@@ -103,7 +118,7 @@ impl<K: Hash + Eq, V> Store<K, V> {
                 return true;
             }
             self.books.tracked.fetch_sub(1, Ordering::Relaxed);
-            if attempt == 0 && !self.sweep_at_cap(cap, idle) {
+            if attempt == 0 && !self.sweep_at_cap(cap, now, idle) {
                 return false;
             }
         }
@@ -112,18 +127,18 @@ impl<K: Hash + Eq, V> Store<K, V> {
 
     /// At the cap: sweeps once per `cap / 8` refusals; true if it swept.
     #[cold]
-    fn sweep_at_cap(&self, cap: usize, idle: &impl Fn(&V) -> bool) -> bool {
+    fn sweep_at_cap(&self, cap: usize, now: u64, idle: &impl Fn(&V, u64) -> bool) -> bool {
         let every = (cap / 8).max(1);
         // Relaxed: a heuristic counter; a lost race only shifts a sweep.
-        let refused = self.books.since_sweep.fetch_add(1, Ordering::Relaxed);
+        let refused = self.books.refused_at_cap.fetch_add(1, Ordering::Relaxed);
         if refused % every != 0 {
             return false;
         }
-        self.sweep(idle) > 0
+        self.sweep(now, idle) > 0
     }
 
     #[inline]
-    fn maybe_auto_sweep(&self, idle: &impl Fn(&V) -> bool) {
+    fn maybe_auto_sweep(&self, now: u64, idle: &impl Fn(&V, u64) -> bool) {
         // Relaxed: heuristic counters; the claim below is a single RMW, so
         // exactly one thread runs each due sweep.
         let since = self.books.since_sweep.fetch_add(1, Ordering::Relaxed) + 1;
@@ -137,13 +152,13 @@ impl<K: Hash + Eq, V> Store<K, V> {
             .compare_exchange(since, 0, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
         {
-            self.auto_sweep(idle);
+            self.auto_sweep(now, idle);
         }
     }
 
     #[cold]
-    fn auto_sweep(&self, idle: &impl Fn(&V) -> bool) {
-        self.sweep(idle);
+    fn auto_sweep(&self, now: u64, idle: &impl Fn(&V, u64) -> bool) {
+        self.sweep(now, idle);
         let left = self.books.tracked.load(Ordering::Relaxed);
         // Relaxed: only sets when the next sweep is due.
         self.books
@@ -151,12 +166,14 @@ impl<K: Hash + Eq, V> Store<K, V> {
             .store(left.max(self.options.min_sweep_interval), Ordering::Relaxed);
     }
 
-    /// Drops every state for which `idle` holds; returns how many.
+    /// Drops every state for which `idle` holds at `now`; returns how many.
     ///
     /// Each shard is judged under its write lock, so no update runs on a
     /// state between the test and its removal.
-    pub(crate) fn sweep(&self, idle: impl Fn(&V) -> bool) -> usize {
-        let removed = self.map.retain(|state| !idle(state));
+    pub(crate) fn sweep(&self, now: u64, idle: impl Fn(&V, u64) -> bool) -> usize {
+        // Relaxed: published to inserters through the shard locks taken below.
+        let now = now.max(self.books.swept_at.fetch_max(now, Ordering::Relaxed));
+        let removed = self.map.retain(|state| !idle(state, now));
         // Relaxed: a count; the map's locks already ordered the removals.
         self.books.tracked.fetch_sub(removed, Ordering::Relaxed);
         removed

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize};
+
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -37,6 +39,11 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 /// readings are monotonic and unaffected by wall-clock changes (NTP steps,
 /// `settimeofday`), so adjusting the system time can neither add nor remove
 /// tokens. The origin is the moment the clock was created.
+///
+/// Each reading is a counter read, unless a [`ClockUpkeep`] is running:
+/// then it is the counter value the upkeep thread last published, which is
+/// several times cheaper to load. Without an upkeep nothing changes, so no
+/// background thread is ever needed for correct decisions.
 #[derive(Clone, Debug)]
 pub struct MonotonicClock {
     clock: quanta::Clock,
@@ -61,8 +68,111 @@ impl Default for MonotonicClock {
 impl Clock for MonotonicClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
-        // A raw counter read plus one multiply: cheaper than `Instant::now`.
-        self.clock.delta_as_nanos(self.origin, self.clock.raw())
+        // Relaxed: the word is the whole message (a counter value), and
+        // per-location coherence keeps one thread's readings from going back.
+        let raw = match PUBLISHED_RAW.load(Ordering::Relaxed) {
+            NOT_PUBLISHED => self.clock.raw(),
+            published => published,
+        };
+        // A counter value plus one multiply: cheaper than `Instant::now`.
+        self.clock.delta_as_nanos(self.origin, raw)
+    }
+}
+
+/// The raw counter value the running upkeep threads last published, or
+/// [`NOT_PUBLISHED`] while none runs.
+static PUBLISHED_RAW: StdAtomicU64 = StdAtomicU64::new(NOT_PUBLISHED);
+
+/// Upkeep threads that may still publish.
+static UPKEEP_THREADS: StdAtomicUsize = StdAtomicUsize::new(0);
+
+/// No counter value is published: read the counter.
+const NOT_PUBLISHED: u64 = 0;
+
+/// A background thread that publishes the counter every `interval`, making
+/// [`MonotonicClock`] readings a plain load; stops (and readings go back to
+/// counter reads) when dropped.
+///
+/// Opt-in and never needed for correctness. While it runs, readings trail
+/// real time by up to `interval` plus however long the thread waits to be
+/// scheduled; a late reading only makes a limiter stricter (less time has
+/// passed), never more lenient. Just after an upkeep starts, a reading can
+/// trail one taken an instant earlier by the gap between the upkeep's
+/// counter read and its store (normally far under a microsecond); limiters
+/// treat a reading that moved back as no time passing. Several
+/// upkeeps may run; readings follow the latest value any of them published.
+///
+/// ```
+/// use std::time::Duration;
+/// use tollgate::{ClockUpkeep, Quota, RateLimiter, TokenBucket};
+///
+/// let _upkeep = ClockUpkeep::start(Duration::from_millis(1))?;
+/// let limiter: TokenBucket = TokenBucket::new(Quota::per_second(100));
+/// assert!(limiter.allow("client"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ClockUpkeep {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ClockUpkeep {
+    /// Starts publishing every `interval` (at least one microsecond); fails
+    /// only if the thread cannot be spawned.
+    pub fn start(interval: Duration) -> std::io::Result<ClockUpkeep> {
+        let interval = interval.max(Duration::from_micros(1));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Relaxed: counted before the thread exists, so the last `drop`
+        // cannot see zero while this thread may still publish.
+        UPKEEP_THREADS.fetch_add(1, Ordering::Relaxed);
+        let flag = std::sync::Arc::clone(&stop);
+        let spawned = std::thread::Builder::new()
+            .name("tollgate-clock-upkeep".into())
+            .spawn(move || {
+                let clock = quanta::Clock::new();
+                // Relaxed: the flag carries no data; `join` orders the exit.
+                while !flag.load(Ordering::Relaxed) {
+                    // Relaxed: the value is self-contained; fetch_max keeps
+                    // the published counter monotonic across upkeeps.
+                    PUBLISHED_RAW.fetch_max(clock.raw().max(1), Ordering::Relaxed);
+                    std::thread::sleep(interval);
+                }
+            });
+        match spawned {
+            Ok(thread) => Ok(ClockUpkeep {
+                stop,
+                thread: Some(thread),
+            }),
+            Err(error) => {
+                retire_upkeep_thread();
+                Err(error)
+            }
+        }
+    }
+}
+
+impl Drop for ClockUpkeep {
+    fn drop(&mut self) {
+        // Relaxed: see the thread's loop.
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            // The thread never panics; joining makes its last publication
+            // happen before the count drops below.
+            let _ = thread.join();
+        }
+        retire_upkeep_thread();
+    }
+}
+
+/// One upkeep thread has stopped; the last one withdraws the published
+/// value so readings go back to the counter instead of freezing.
+fn retire_upkeep_thread() {
+    // Relaxed: the joined thread's stores are ordered by `join`; a racing
+    // `start` that counts itself first keeps the value published, and one
+    // that counts itself after republishes on its first tick.
+    if UPKEEP_THREADS.fetch_sub(1, Ordering::Relaxed) == 1 {
+        PUBLISHED_RAW.store(NOT_PUBLISHED, Ordering::Relaxed);
     }
 }
 

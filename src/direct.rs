@@ -64,6 +64,11 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
         self.rule.is_fresh(&self.state, self.clock.now_nanos())
     }
 
+    /// The state (for reservations in `crate::wait`).
+    pub(crate) fn state(&self) -> &A::State {
+        &self.state
+    }
+
     /// The rule applied.
     pub fn rule(&self) -> &A {
         &self.rule

@@ -40,6 +40,10 @@
 //! * Memory stays bounded: [`KeyedLimiter::evict_idle`], an amortised sweep
 //!   on insertion, and an optional cap ([`KeyedOptions::max_keys`]).
 //! * A [`Registry`] maps clients to named tiers of limiters.
+//! * [`wait`] lets callers wait for capacity instead of being turned away:
+//!   blocking and async `acquire`, and token-bucket reservations.
+//! * With the `redis` feature, the `redis` module runs the same algorithms as
+//!   Redis scripts, so one limit holds across every process sharing a Redis.
 //!
 //! Dependencies and why: `dashmap` (a proven sharded map with a read-guard
 //! fast path), `foldhash` (about a third cheaper to hash short keys than
@@ -51,24 +55,27 @@ mod clock;
 mod decision;
 mod direct;
 mod error;
-mod fixed_window;
+pub mod fixed_window;
 mod keyed;
 mod limiter;
 mod options;
 mod packed_word;
 mod quota;
 mod quota_parse;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod registry;
 mod shard_map;
-mod sliding_window_counter;
-mod sliding_window_log;
+pub mod sliding_window_counter;
+pub mod sliding_window_log;
 mod store;
 mod sync;
-mod token_bucket;
+pub mod token_bucket;
+pub mod wait;
 mod window_tag;
 
 pub use algorithm::Algorithm;
-pub use clock::{Clock, ManualClock, MonotonicClock};
+pub use clock::{Clock, ClockUpkeep, ManualClock, MonotonicClock};
 pub use decision::Decision;
 pub use direct::DirectLimiter;
 pub use error::{InsufficientCapacity, RegistryError, UnknownTier};
@@ -82,3 +89,4 @@ pub use registry::{Registry, RegistryBuilder};
 pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterRule};
 pub use sliding_window_log::{LogState, SlidingWindowLog, SlidingWindowLogRule};
 pub use token_bucket::{TokenBucket, TokenBucketRule};
+pub use wait::{Acquire, Reservation, Reserve, WaitError};

@@ -64,7 +64,8 @@ fn split_separator(text: &str) -> Option<(&str, &str)> {
     Some((limit.trim(), rest["per".len()..].trim()))
 }
 
-/// A positive whole number; `None` for zero, signs, fractions or overflow.
+/// A whole number; `None` for signs, fractions or overflow (zero is left to
+/// [`Quota::new`], which names it).
 fn parse_count(text: &str) -> Option<u64> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -83,7 +83,7 @@ impl Log {
         let mut still_counted = self.total;
         for &(at, units) in &self.entries {
             still_counted -= units;
-            if still_counted + cost <= limit {
+            if cost <= limit - still_counted {
                 return at.saturating_add(window).saturating_sub(now);
             }
         }
@@ -97,7 +97,7 @@ impl SlidingWindowLogRule {
         log.expire(now, self.window);
         let wanted = cost.max(1);
         let remaining = self.limit - log.total;
-        if log.total + wanted > self.limit {
+        if wanted > remaining {
             let retry = log.retry_after(now, self.window, self.limit, wanted);
             let reset = log.reset_after(now, self.window);
             return Decision::reject(self.limit, remaining, retry, reset);

@@ -74,6 +74,11 @@ impl TokenBucketRule {
         self.capacity
     }
 
+    /// `τ`: nanoseconds from empty to full (for reservations in `crate::wait`).
+    pub(crate) fn tolerance_nanos(&self) -> u64 {
+        self.tolerance
+    }
+
     /// The pure decision: old `TAT`, time and cost in; answer and new `TAT` out.
     #[inline]
     fn step(&self, tat: u64, now: u64, cost: u64) -> Step {
@@ -81,14 +86,18 @@ impl TokenBucketRule {
         let available = self.tolerance.saturating_sub(debt) / self.interval;
         // A peek is judged as one unit, but reports the state before it.
         let spend = cost.max(1) * self.interval; // cost <= capacity, so <= τ
-        let after = debt.saturating_add(spend);
-        if after > self.tolerance {
-            let retry = after - self.tolerance;
+        // Summed exactly: with τ = u64::MAX a saturated sum would equal τ and pass.
+        let after = u128::from(debt) + u128::from(spend);
+        if after > u128::from(self.tolerance) {
+            // At most `debt`, so it fits.
+            let retry = u64::try_from(after - u128::from(self.tolerance)).unwrap_or(u64::MAX);
             return Step {
                 decision: Decision::reject(self.capacity, available, retry, debt),
                 next: None,
             };
         }
+        // At most τ, so it fits.
+        let after = u64::try_from(after).unwrap_or(self.tolerance);
         if cost == 0 {
             return Step {
                 decision: Decision::admit(self.capacity, available, debt),

@@ -1,2 +1,0 @@
-//! Benchmarks arrive with the benchmark suite.
-fn main() {}

@@ -1,0 +1,11 @@
+//! Code shared by the benchmarks and the `compare` example: the classic
+//! baselines, key sets, constructors for every contender and the
+//! multi-thread harness.
+
+#![allow(dead_code)]
+
+pub mod baseline;
+pub mod contenders;
+pub mod floor;
+pub mod keys;
+pub mod threads;

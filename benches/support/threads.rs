@@ -1,0 +1,119 @@
+//! The multi-thread harness: several threads hammer one shared limiter,
+//! each picking keys with its own generator.
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::keys::Pick;
+
+/// What one run did.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// Threads that ran.
+    pub threads: usize,
+    /// Decisions made, all threads together.
+    pub decisions: u64,
+    /// Decisions that admitted the request.
+    pub admitted: u64,
+    /// Wall time from the common start to the last thread's end.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Decisions per second, all threads together.
+    pub fn per_second(&self) -> f64 {
+        self.decisions as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Decisions between two looks at the stop flag.
+const BATCH: u64 = 256;
+
+/// Runs `threads` threads for about `duration`, each calling `allow` on keys
+/// picked from `keys`.
+pub fn run_for<K: Sync>(
+    threads: usize,
+    duration: Duration,
+    keys: &[K],
+    allow: impl Fn(&K) -> bool + Sync,
+) -> Run {
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(threads + 1);
+    let (totals, elapsed) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (stop, start, allow) = (&stop, &start, &allow);
+                scope.spawn(move || {
+                    let mut pick = Pick::new(0x5eed + t as u64 * 0x1234_5678_9abc);
+                    let (mut decisions, mut admitted) = (0, 0);
+                    start.wait();
+                    // Relaxed: the flag carries no data, only "time is up".
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..BATCH {
+                            admitted += u64::from(allow(&keys[pick.below(keys.len())]));
+                        }
+                        decisions += BATCH;
+                    }
+                    (decisions, admitted)
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        std::thread::sleep(duration);
+        // Relaxed: see above; `join` orders the workers' counts.
+        stop.store(true, Ordering::Relaxed);
+        let totals = workers
+            .into_iter()
+            .map(|w| w.join().expect("worker panicked"))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (totals, began.elapsed())
+    });
+    Run {
+        threads,
+        decisions: totals.0,
+        admitted: totals.1,
+        elapsed,
+    }
+}
+
+/// Runs `threads` threads that make `per_thread` decisions each; for
+/// criterion's `iter_custom`.
+pub fn run_ops<K: Sync>(
+    threads: usize,
+    per_thread: u64,
+    keys: &[K],
+    allow: impl Fn(&K) -> bool + Sync,
+) -> Run {
+    let start = Barrier::new(threads + 1);
+    let (admitted, elapsed) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (start, allow) = (&start, &allow);
+                scope.spawn(move || {
+                    let mut pick = Pick::new(0x5eed + t as u64 * 0x1234_5678_9abc);
+                    let mut admitted = 0;
+                    start.wait();
+                    for _ in 0..per_thread {
+                        admitted += u64::from(allow(&keys[pick.below(keys.len())]));
+                    }
+                    admitted
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        let admitted: u64 = workers
+            .into_iter()
+            .map(|w| w.join().expect("worker panicked"))
+            .sum();
+        (admitted, began.elapsed())
+    });
+    Run {
+        threads,
+        decisions: per_thread * threads as u64,
+        admitted,
+        elapsed,
+    }
+}

@@ -1,0 +1,72 @@
+//! Multi-thread cost: 1, 2, 4 and 8 threads share one limiter, on one hot
+//! key and on 10,000 keys. Criterion reports wall time per decision of all
+//! threads together, the inverse of total throughput.
+
+use std::hash::Hash;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
+use tollgate::{RateLimiter, TokenBucket};
+
+mod support;
+
+use support::contenders::{Spec, governor_keyed};
+use support::keys::string_keys;
+use support::threads::run_ops;
+
+const THREADS: [usize; 4] = [1, 2, 4, 8];
+
+fn sweep<K: Sync>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    keys: &[K],
+    allow: impl Fn(&K) -> bool + Sync,
+) {
+    for &threads in &THREADS {
+        g.bench_with_input(BenchmarkId::new(id, threads), &threads, |b, &threads| {
+            b.iter_custom(|iters| {
+                let run = run_ops(threads, iters.div_ceil(threads as u64), keys, &allow);
+                // Everything fits the generous quota: a denial is a bug.
+                assert_eq!(
+                    run.admitted, run.decisions,
+                    "{id} denied under a generous quota"
+                );
+                run.elapsed
+            })
+        });
+    }
+}
+
+fn case<K: Hash + Eq + Clone + Send + Sync + 'static>(c: &mut Criterion, name: &str, keys: &[K]) {
+    let spec = Spec::DEEP_BUCKET;
+    let mut g = c.benchmark_group(name);
+    let limiter: TokenBucket<K> = TokenBucket::new(spec.tollgate());
+    sweep(&mut g, "tollgate_token_bucket", keys, |k| limiter.allow(k));
+    let limiter = governor_keyed::<K>(spec);
+    sweep(&mut g, "governor_keyed", keys, |k| {
+        limiter.check_key(k).is_ok()
+    });
+    let limiter = spec.std_bucket::<K>();
+    sweep(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow(k));
+    let limiter = spec.parking_lot_bucket::<K>();
+    sweep(&mut g, "parking_lot_token_bucket", keys, |k| {
+        limiter.allow(k)
+    });
+    g.finish();
+}
+
+fn threads(c: &mut Criterion) {
+    case(c, "threads_hot_key_string", &string_keys(1));
+    case(c, "threads_10k_string", &string_keys(10_000));
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(10);
+    targets = threads
+}
+criterion_main!(benches);

@@ -1,0 +1,397 @@
+//! Compares the crate with its peers and the classic mutex design, and
+//! prints one report of ratios: single-thread medians for the targets, the
+//! thread sweep, saturation checks and bytes per key.
+//!
+//! ```text
+//! cargo run --release --example compare                 # about 40 s
+//! cargo run --release --example compare -- --quick      # correctness only
+//! cargo run --release --example compare -- --chart docs/benchmarks-threads.png
+//! ```
+//!
+//! Every ratio compares numbers from this one run, so a noisy machine
+//! shifts all contenders alike. `--quick` runs each part briefly: its
+//! timings mean nothing, but every correctness check still runs.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use tollgate::{DirectLimiter, MonotonicClock, RateLimiter, TokenBucket, TokenBucketRule};
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+#[path = "compare/chart.rs"]
+mod chart;
+#[path = "compare/memory.rs"]
+mod memory;
+#[path = "compare/single.rs"]
+mod single;
+#[path = "compare/sweep.rs"]
+mod sweep;
+
+use single::{Sample, Timed, keyed, measure, with_upkeep};
+use support::contenders::{Spec, governor_direct, governor_keyed};
+use support::floor;
+use support::keys::{string_keys, u64_keys};
+
+/// How long each part runs.
+struct Plan {
+    rounds: usize,
+    batch: u64,
+    sweep_run: Duration,
+    sweep_rounds: usize,
+    saturation_run: Duration,
+    memory_sizes: &'static [usize],
+}
+
+const FULL: Plan = Plan {
+    rounds: 21,
+    batch: 20_000,
+    sweep_run: Duration::from_millis(200),
+    sweep_rounds: 3,
+    saturation_run: Duration::from_millis(200),
+    memory_sizes: &[100_000, 1_000_000],
+};
+
+const QUICK: Plan = Plan {
+    rounds: 3,
+    batch: 2_000,
+    sweep_run: Duration::from_millis(20),
+    sweep_rounds: 1,
+    saturation_run: Duration::from_millis(100),
+    memory_sizes: &[10_000],
+};
+
+/// One target: `ours` must beat `theirs` by `goal` (a ratio of times or
+/// throughputs, larger is better for us).
+struct Target {
+    what: &'static str,
+    ratio: f64,
+    goal: f64,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let chart = args
+        .iter()
+        .position(|a| a == "--chart")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
+    let plan = if quick { &QUICK } else { &FULL };
+    let machine = machine();
+    println!(
+        "# tollgate compare{}\n",
+        if quick {
+            " (quick: timings not meaningful)"
+        } else {
+            ""
+        }
+    );
+    println!("machine: {machine}\n");
+
+    let mut failures = Vec::new();
+    let mut targets = Vec::new();
+
+    // Single thread, 10,000 String keys, allowed path.
+    let keys = string_keys(10_000);
+    let spec = Spec::DEEP_BUCKET;
+    let tollgate: TokenBucket = TokenBucket::new(spec.tollgate());
+    let tollgate_upkeep: TokenBucket = TokenBucket::new(spec.tollgate());
+    let governor = governor_keyed::<String>(spec);
+    let std_mutex = spec.std_bucket::<String>();
+    let parking_lot = spec.parking_lot_bucket::<String>();
+    let mut contenders = vec![
+        keyed("tollgate TokenBucket<String>", &keys, |k| tollgate.allow(k)),
+        with_upkeep(keyed(
+            "tollgate TokenBucket<String>, clock upkeep",
+            &keys,
+            |k| tollgate_upkeep.allow(k),
+        )),
+        keyed("governor keyed <String>", &keys, |k| {
+            governor.check_key(k).is_ok()
+        }),
+        keyed("std Mutex<HashMap<String, _>>", &keys, |k| {
+            std_mutex.allow(k)
+        }),
+        keyed("parking_lot Mutex<HashMap<String, _>>", &keys, |k| {
+            parking_lot.allow(k)
+        }),
+    ];
+    let s = report(
+        "Single thread, 10,000 `String` keys, allowed path",
+        &mut contenders,
+        plan,
+        &mut failures,
+    );
+    targets.push(Target {
+        what: "10k String: governor keyed / tollgate",
+        ratio: s[2].median_ns / s[0].median_ns,
+        goal: 2.0,
+    });
+    targets.push(Target {
+        what: "10k String: governor keyed / tollgate (clock upkeep)",
+        ratio: s[2].median_ns / s[1].median_ns,
+        goal: 2.0,
+    });
+    targets.push(Target {
+        what: "10k String: std mutex / tollgate",
+        ratio: s[3].median_ns / s[0].median_ns,
+        goal: 2.5,
+    });
+    drop(contenders);
+
+    // Single thread, 10,000 u64 keys.
+    let keys = u64_keys(10_000);
+    let tollgate: TokenBucket<u64> = TokenBucket::new(spec.tollgate());
+    let tollgate_upkeep: TokenBucket<u64> = TokenBucket::new(spec.tollgate());
+    let governor = governor_keyed::<u64>(spec);
+    let std_mutex = spec.std_bucket::<u64>();
+    let mut contenders = vec![
+        keyed("tollgate TokenBucket<u64>", &keys, |k| tollgate.allow(k)),
+        with_upkeep(keyed(
+            "tollgate TokenBucket<u64>, clock upkeep",
+            &keys,
+            |k| tollgate_upkeep.allow(k),
+        )),
+        keyed("governor keyed <u64>", &keys, |k| {
+            governor.check_key(k).is_ok()
+        }),
+        keyed("std Mutex<HashMap<u64, _>>", &keys, |k| std_mutex.allow(k)),
+    ];
+    let s = report(
+        "Single thread, 10,000 `u64` keys, allowed path",
+        &mut contenders,
+        plan,
+        &mut failures,
+    );
+    targets.push(Target {
+        what: "10k u64: governor keyed / tollgate",
+        ratio: s[2].median_ns / s[0].median_ns,
+        goal: 1.5,
+    });
+    targets.push(Target {
+        what: "10k u64: governor keyed / tollgate (clock upkeep)",
+        ratio: s[2].median_ns / s[1].median_ns,
+        goal: 1.5,
+    });
+    drop(contenders);
+
+    // Single thread, one key, no map.
+    let direct = DirectLimiter::<TokenBucketRule>::new(spec.tollgate());
+    let direct_upkeep = DirectLimiter::<TokenBucketRule>::new(spec.tollgate());
+    let (clock, word) = (MonotonicClock::new(), AtomicU64::new(0));
+    let (clock_upkeep, word_upkeep) = (MonotonicClock::new(), AtomicU64::new(0));
+    let governor = governor_direct(spec);
+    let ratelimit = spec.ratelimit();
+    let mut contenders: Vec<Timed<'_>> = vec![
+        single::single("tollgate DirectLimiter", || {
+            direct.check_n(1).is_ok_and(|d| d.allowed())
+        }),
+        with_upkeep(single::single(
+            "tollgate DirectLimiter, clock upkeep",
+            || direct_upkeep.check_n(1).is_ok_and(|d| d.allowed()),
+        )),
+        single::single("floor: clock read + CAS loop", || {
+            floor::clock_and_cas(&clock, &word, 1)
+        }),
+        with_upkeep(single::single(
+            "floor: clock read + CAS loop, clock upkeep",
+            || floor::clock_and_cas(&clock_upkeep, &word_upkeep, 1),
+        )),
+        single::single("governor direct", || governor.check().is_ok()),
+        single::single("ratelimit", || ratelimit.try_wait().is_ok()),
+    ];
+    let s = report(
+        "Single thread, one key (direct), allowed path",
+        &mut contenders,
+        plan,
+        &mut failures,
+    );
+    targets.push(Target {
+        what: "direct: floor / tollgate (at least 1/1.3)",
+        ratio: s[2].median_ns / s[0].median_ns,
+        goal: 1.0 / 1.3,
+    });
+    targets.push(Target {
+        what: "direct, clock upkeep: floor / tollgate (at least 1/1.3)",
+        ratio: s[3].median_ns / s[1].median_ns,
+        goal: 1.0 / 1.3,
+    });
+    drop(contenders);
+
+    // The thread sweep.
+    let sweeps = [
+        sweep::sweep("one hot key", 1, plan.sweep_run, plan.sweep_rounds),
+        sweep::sweep("10,000 keys", 10_000, plan.sweep_run, plan.sweep_rounds),
+    ];
+    for s in &sweeps {
+        print_sweep(s);
+    }
+    let two = sweep::THREADS
+        .iter()
+        .position(|&t| t == 2)
+        .expect("2 threads swept");
+    let tenk = &sweeps[1].per_second;
+    targets.push(Target {
+        what: "2 threads, 10k keys: tollgate / governor keyed",
+        ratio: tenk[0][two] / tenk[1][two],
+        goal: 3.0,
+    });
+    targets.push(Target {
+        what: "2 threads, 10k keys: tollgate / std mutex",
+        ratio: tenk[0][two] / tenk[2][two],
+        goal: 6.0,
+    });
+
+    // Correctness under saturation.
+    println!("## Saturation checks (one key, 2 threads, far over quota)\n");
+    println!("| limiter | decisions | admitted | allowed range | ok |");
+    println!("|---|---:|---:|---:|:-:|");
+    for c in sweep::saturation_checks(plan.saturation_run) {
+        let ok = (c.low..=c.high).contains(&c.admitted);
+        println!(
+            "| {} | {} | {} | {}..={} | {} |",
+            c.name,
+            c.decisions,
+            c.admitted,
+            c.low,
+            c.high,
+            if ok { "yes" } else { "NO" }
+        );
+        if !ok {
+            failures.push(format!(
+                "{} admitted {} outside {}..={}",
+                c.name, c.admitted, c.low, c.high
+            ));
+        }
+    }
+    println!();
+
+    // Memory.
+    println!("## Bytes per tracked key (live heap after tracking n keys, / n)\n");
+    println!("| implementation | keys | bytes per key |");
+    println!("|---|---:|---:|");
+    let footprints = memory::footprints(plan.memory_sizes);
+    for f in &footprints {
+        println!("| {} | {} | {:.1} |", f.name, f.keys, f.bytes_per_key);
+    }
+    println!();
+    let worst = |prefix: &str| {
+        footprints
+            .iter()
+            .filter(|f| f.name.starts_with(prefix))
+            .map(|f| f.bytes_per_key)
+            .fold(0.0, f64::max)
+    };
+
+    println!("## Targets (ratios from this run; timing targets are reported, never asserted)\n");
+    println!("| target | measured | goal | met |");
+    println!("|---|---:|---:|:-:|");
+    for t in &targets {
+        let met = t.ratio >= t.goal;
+        println!(
+            "| {} | {:.2}x | {:.2}x | {} |",
+            t.what,
+            t.ratio,
+            t.goal,
+            if met { "yes" } else { "no" }
+        );
+    }
+    for prefix in ["tollgate TokenBucket<u64>", "tollgate FixedWindow<u64>"] {
+        let bytes = worst(prefix);
+        println!(
+            "| {prefix}: bytes per key, worst size | {bytes:.1} | 64 | {} |",
+            if bytes <= 64.0 { "yes" } else { "no" }
+        );
+    }
+    println!();
+
+    if let Some(path) = chart {
+        match chart::draw(&path, &sweeps, &machine) {
+            Ok(()) => println!("chart written to {}", path.display()),
+            Err(e) => failures.push(format!("chart: {e}")),
+        }
+    }
+    if failures.is_empty() {
+        println!("all correctness checks passed");
+        ExitCode::SUCCESS
+    } else {
+        for f in &failures {
+            eprintln!("FAILED: {f}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+/// Measures `contenders`, prints their table (ratio to the first row) and
+/// checks that each admitted every request.
+fn report(
+    title: &str,
+    contenders: &mut [Timed<'_>],
+    plan: &Plan,
+    failures: &mut Vec<String>,
+) -> Vec<Sample> {
+    let samples = measure(contenders, plan.rounds, plan.batch);
+    println!("## {title}\n");
+    println!("| implementation | median ns per decision | relative to first row |");
+    println!("|---|---:|---:|");
+    for s in &samples {
+        println!(
+            "| {} | {:.1} | {:.2}x |",
+            s.name,
+            s.median_ns,
+            s.median_ns / samples[0].median_ns
+        );
+        if s.admitted != s.decisions {
+            failures.push(format!(
+                "{}: {} of {} admitted on the allowed path",
+                s.name, s.admitted, s.decisions
+            ));
+        }
+    }
+    println!();
+    samples
+}
+
+fn print_sweep(s: &sweep::Sweep) {
+    println!(
+        "## Threads sharing one limiter, {} (million decisions per second)\n",
+        s.label
+    );
+    print!("| threads |");
+    for name in sweep::NAMES {
+        print!(" {name} |");
+    }
+    println!(" tollgate / std mutex | tollgate / governor |");
+    println!("|---:|{}---:|---:|", "---:|".repeat(sweep::NAMES.len()));
+    for (t, threads) in sweep::THREADS.iter().enumerate() {
+        print!("| {threads} |");
+        for c in 0..sweep::NAMES.len() {
+            print!(" {:.1} |", s.per_second[c][t] / 1e6);
+        }
+        println!(
+            " {:.1}x | {:.1}x |",
+            s.per_second[0][t] / s.per_second[2][t],
+            s.per_second[0][t] / s.per_second[1][t]
+        );
+    }
+    println!();
+}
+
+/// The CPU model and core count, from the OS.
+fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    format!("{model}, {cores} cores")
+}

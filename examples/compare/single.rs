@@ -1,0 +1,126 @@
+//! Single-thread timing: contenders take turns, batch by batch, so drift
+//! on a noisy machine hits all of them alike; each reports its median.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use tollgate::ClockUpkeep;
+
+use crate::support::keys::Pick;
+
+/// One contender: runs `n` decisions, returns the time taken and how many
+/// were admitted.
+pub struct Timed<'a> {
+    /// The row label.
+    pub name: &'static str,
+    run: Box<dyn FnMut(u64) -> (Duration, u64) + 'a>,
+}
+
+/// What one contender measured.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// The row label.
+    pub name: &'static str,
+    /// Median nanoseconds per decision over the rounds.
+    pub median_ns: f64,
+    /// Decisions made over all rounds.
+    pub decisions: u64,
+    /// Decisions that admitted.
+    pub admitted: u64,
+}
+
+/// A contender deciding on keys picked from `keys`, each tracked first.
+pub fn keyed<'a, K>(
+    name: &'static str,
+    keys: &'a [K],
+    allow: impl Fn(&K) -> bool + 'a,
+) -> Timed<'a> {
+    for key in keys {
+        allow(key);
+    }
+    let mut pick = Pick::new(0x5eed);
+    Timed {
+        name,
+        run: Box::new(move |n| {
+            // The other contenders' batches pushed this one's keys out of
+            // the caches; two untimed passes bring them back, as they would
+            // be in a service that does nothing else.
+            for _ in 0..2 * keys.len() {
+                black_box(allow(black_box(&keys[pick.below(keys.len())])));
+            }
+            let mut admitted = 0;
+            let began = Instant::now();
+            for _ in 0..n {
+                admitted += u64::from(black_box(allow(black_box(&keys[pick.below(keys.len())]))));
+            }
+            (began.elapsed(), admitted)
+        }),
+    }
+}
+
+/// A contender with no key.
+pub fn single<'a>(name: &'static str, allow: impl Fn() -> bool + 'a) -> Timed<'a> {
+    Timed {
+        name,
+        run: Box::new(move |n| {
+            let mut admitted = 0;
+            let began = Instant::now();
+            for _ in 0..n {
+                admitted += u64::from(black_box(allow()));
+            }
+            (began.elapsed(), admitted)
+        }),
+    }
+}
+
+/// `timed`, with a [`ClockUpkeep`] running during each of its batches (it
+/// is process-wide, so the other contenders must not see it).
+pub fn with_upkeep(mut timed: Timed<'_>) -> Timed<'_> {
+    Timed {
+        name: timed.name,
+        run: Box::new(move |n| {
+            let upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("upkeep thread");
+            std::thread::sleep(Duration::from_millis(2)); // let it publish
+            let result = (timed.run)(n);
+            drop(upkeep);
+            result
+        }),
+    }
+}
+
+/// Runs `rounds` rounds of one `batch`-decision batch per contender.
+pub fn measure(contenders: &mut [Timed<'_>], rounds: usize, batch: u64) -> Vec<Sample> {
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); contenders.len()];
+    let mut admitted = vec![0; contenders.len()];
+    for round in 0..rounds {
+        // Rotate the starting contender so none always runs first.
+        for i in 0..contenders.len() {
+            let c = (i + round) % contenders.len();
+            let (elapsed, ok) = (contenders[c].run)(batch);
+            times[c].push(elapsed.as_nanos() as f64 / batch as f64);
+            admitted[c] += ok;
+        }
+    }
+    contenders
+        .iter()
+        .zip(times)
+        .zip(admitted)
+        .map(|((c, mut t), admitted)| Sample {
+            name: c.name,
+            median_ns: median(&mut t),
+            decisions: batch * rounds as u64,
+            admitted,
+        })
+        .collect()
+}
+
+/// The median of `values` (sorted in place).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}

@@ -1,0 +1,219 @@
+//! The thread sweep: 1, 2, 4 and 8 threads share one limiter for a fixed
+//! time, on one hot key and on 10,000 keys; plus the saturation checks that
+//! keep a fast wrong answer from winning.
+
+use std::time::{Duration, Instant};
+
+use tollgate::{FixedWindow, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket};
+
+use crate::single::median;
+use crate::support::contenders::{Spec, governor_keyed};
+use crate::support::keys::string_keys;
+use crate::support::threads::{Run, run_for};
+
+/// Thread counts swept.
+pub const THREADS: [usize; 4] = [1, 2, 4, 8];
+
+/// The contenders, in table order.
+pub const NAMES: [&str; 4] = [
+    "tollgate TokenBucket",
+    "governor keyed",
+    "std Mutex<HashMap>",
+    "parking_lot Mutex<HashMap>",
+];
+
+/// Median decisions per second for one key set, indexed `[contender][threads]`.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The key set's label.
+    pub label: &'static str,
+    /// Decisions per second.
+    pub per_second: Vec<Vec<f64>>,
+}
+
+/// Sweeps every contender on `n_keys` keys, `rounds` times `run` each.
+pub fn sweep(label: &'static str, n_keys: usize, run: Duration, rounds: usize) -> Sweep {
+    let keys = string_keys(n_keys);
+    let spec = Spec::DEEP_BUCKET;
+    let tollgate: TokenBucket = TokenBucket::new(spec.tollgate());
+    let governor = governor_keyed::<String>(spec);
+    let std_mutex = spec.std_bucket::<String>();
+    let parking_lot = spec.parking_lot_bucket::<String>();
+    for key in &keys {
+        // Track every key first: the sweep times the hit path.
+        tollgate.allow(key);
+        let _ = governor.check_key(key);
+        std_mutex.allow(key);
+        parking_lot.allow(key);
+    }
+    let mut samples = vec![vec![Vec::new(); THREADS.len()]; NAMES.len()];
+    for _ in 0..rounds {
+        for (t, &threads) in THREADS.iter().enumerate() {
+            let runs = [
+                run_for(threads, run, &keys, |k| tollgate.allow(k)),
+                run_for(threads, run, &keys, |k| governor.check_key(k).is_ok()),
+                run_for(threads, run, &keys, |k| std_mutex.allow(k)),
+                run_for(threads, run, &keys, |k| parking_lot.allow(k)),
+            ];
+            for (c, result) in runs.iter().enumerate() {
+                // A bucket of a billion tokens cannot run dry here.
+                assert_eq!(
+                    result.admitted, result.decisions,
+                    "{} denied under a generous quota ({label}, {threads} threads)",
+                    NAMES[c]
+                );
+                assert!(result.decisions > 0, "{} made no decision", NAMES[c]);
+                samples[c][t].push(result.per_second());
+            }
+        }
+    }
+    Sweep {
+        label,
+        per_second: samples
+            .into_iter()
+            .map(|per_threads| {
+                per_threads
+                    .into_iter()
+                    .map(|mut s| median(&mut s))
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
+/// A saturation check's outcome.
+#[derive(Clone, Debug)]
+pub struct Saturation {
+    /// Which limiter.
+    pub name: &'static str,
+    /// Requests admitted.
+    pub admitted: u64,
+    /// The least a correct limiter admits in the run.
+    pub low: u64,
+    /// The most a correct limiter admits in the run.
+    pub high: u64,
+    /// Decisions made.
+    pub decisions: u64,
+}
+
+/// Two threads hammer one key far beyond its quota for `run`; the admitted
+/// count must match the quota, whatever the speed. The upper bound is the
+/// quota over the limiter's whole life; the lower bound allows the threads
+/// to be off the CPU for three quarters of the run, so a loaded machine
+/// does not fail it, while a limiter that denies everything still does.
+pub fn saturation_checks(run: Duration) -> Vec<Saturation> {
+    let key = string_keys(1);
+    // Token buckets: `burst` at once, then `rate` a second.
+    let bucket = Spec {
+        limit: 20_000,
+        window: Duration::from_secs(1),
+        burst: 1_000,
+    };
+    let bucket_bounds = |r: &Run, since_created: Duration| {
+        let (rate, burst) = (bucket.limit as f64, bucket.burst as f64);
+        let low = burst + 0.25 * rate * r.elapsed.as_secs_f64();
+        let high = burst + 1.05 * rate * since_created.as_secs_f64() + 2.0;
+        (low as u64, high as u64)
+    };
+    // Windows: `limit` per 10 ms window.
+    let window = Spec {
+        limit: 200,
+        window: Duration::from_millis(10),
+        burst: 200,
+    };
+    let window_bounds = |r: &Run, since_created: Duration| {
+        let per = window.window.as_secs_f64();
+        let limit = window.limit as f64;
+        let low = limit * ((0.25 * r.elapsed.as_secs_f64() / per).floor() - 1.0).max(1.0);
+        let high = limit * ((since_created.as_secs_f64() / per).ceil() + 1.0);
+        (low as u64, high as u64)
+    };
+    let mut out = Vec::new();
+    let mut check = |name: &'static str,
+                     bounds: &dyn Fn(&Run, Duration) -> (u64, u64),
+                     allow: &(dyn Fn(&String) -> bool + Sync),
+                     created: Instant| {
+        let result = run_for(2, run, &key, allow);
+        let (low, high) = bounds(&result, created.elapsed());
+        out.push(Saturation {
+            name,
+            admitted: result.admitted,
+            low,
+            high,
+            decisions: result.decisions,
+        });
+    };
+    let created = Instant::now();
+    let limiter: TokenBucket = TokenBucket::new(bucket.tollgate());
+    check(
+        "tollgate TokenBucket",
+        &bucket_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter = governor_keyed::<String>(bucket);
+    check(
+        "governor keyed",
+        &bucket_bounds,
+        &|k| limiter.check_key(k).is_ok(),
+        created,
+    );
+    let created = Instant::now();
+    let limiter = bucket.std_bucket::<String>();
+    check(
+        "std Mutex<HashMap> bucket",
+        &bucket_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter = bucket.parking_lot_bucket::<String>();
+    check(
+        "parking_lot Mutex<HashMap> bucket",
+        &bucket_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter: FixedWindow = FixedWindow::new(window.tollgate());
+    check(
+        "tollgate FixedWindow",
+        &window_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter: SlidingWindowCounter = SlidingWindowCounter::new(window.tollgate());
+    check(
+        "tollgate SlidingWindowCounter",
+        &window_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter: SlidingWindowLog = SlidingWindowLog::new(window.tollgate());
+    check(
+        "tollgate SlidingWindowLog",
+        &window_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter = window.std_window::<String>();
+    check(
+        "std Mutex<HashMap> window",
+        &window_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    let created = Instant::now();
+    let limiter = window.std_log::<String>();
+    check(
+        "std Mutex<HashMap> log",
+        &window_bounds,
+        &|k| limiter.allow(k),
+        created,
+    );
+    out
+}

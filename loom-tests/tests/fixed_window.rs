@@ -1,0 +1,43 @@
+//! Fixed window cell (`DirectLimiter<FixedWindowRule>`): the tagged counter
+//! word across a window boundary.
+#![cfg(tollgate_loom)]
+
+use std::time::Duration;
+
+use tollgate::{DirectLimiter, FixedWindowRule, Quota};
+use tollgate_loom_tests::reference::Windows;
+use tollgate_loom_tests::scenarios::{Crossing, crossing_spend, frozen_spend};
+use tollgate_loom_tests::{Bound, RecordingClock};
+
+type Cell = DirectLimiter<FixedWindowRule, RecordingClock>;
+
+/// Window 0 is `[0, 1 s)`; the crossing moves from 250 ms into window 1.
+const CROSSING: Crossing = Crossing {
+    start: Duration::from_millis(250),
+    later: Duration::from_millis(1750),
+};
+
+#[test]
+fn two_threads_spend_within_one_window() {
+    frozen_spend(Bound::Exhaustive, 2, &[&[1, 1], &[1, 1]], |clock| {
+        Cell::with_clock(Quota::per_second(2), clock)
+    });
+}
+
+#[test]
+fn three_threads_race_for_three() {
+    frozen_spend(Bound::Preemptions(4), 3, &[&[1], &[2], &[0, 2]], |clock| {
+        Cell::with_clock(Quota::per_second(3), clock)
+    });
+}
+
+#[test]
+fn spending_across_a_window_boundary() {
+    let reference = Windows {
+        limit: 2,
+        window: 1_000_000_000,
+    };
+    crossing_spend(Bound::Exhaustive, 2, CROSSING, reference, |clock| {
+        Cell::with_clock(Quota::per_second(2), clock)
+    });
+}

@@ -1,0 +1,278 @@
+//! Reservations on the token bucket's GCRA word, after the semantics of Go's
+//! `x/time/rate` (`ReserveN`, `CancelAt`).
+//!
+//! The word is the theoretical arrival time `TAT` (see
+//! [`token_bucket`](crate::TokenBucket)); with `T` the interval and `τ` the
+//! tolerance, a bucket at `now` is `debt = max(TAT - now, 0)` short of full.
+//! Reservations reuse that word unchanged: nothing new is stored.
+//!
+//! * **Reserve `n`.** `after = debt + n·T`; the tokens are due after
+//!   `wait = max(after - τ, 0)`. If `wait` is within the caller's limit, `TAT`
+//!   becomes `now + after`, which may lie beyond `now + τ`: that excess is
+//!   debt that only time pays off, so plain checks fail until it is.
+//! * **Cancel.** Nothing before a reservation is due; nothing once it is past
+//!   due. Requests admitted after it moved `TAT` on from the value it left,
+//!   `TAT_r`, by `T` per token, so `⌈(TAT - TAT_r) / T⌉` of its tokens were
+//!   relied on; the rest, `n - that`, go back by moving `TAT` that much
+//!   earlier, but never below `now` (never fuller than full).
+//!
+//! Go tracks the latest reservation's due time instead of measuring from
+//! `TAT`; the two agree whenever reservations are cancelled newest first, and
+//! when a newer one was cancelled first, this count no longer holds its
+//! returned tokens against the older one.
+
+use std::borrow::Borrow;
+use std::hash::Hash;
+use std::time::Duration;
+
+use crate::clock::{Clock, duration_to_nanos};
+use crate::decision::Decision;
+use crate::direct::DirectLimiter;
+use crate::error::InsufficientCapacity;
+use crate::keyed::KeyedLimiter;
+use crate::packed_word::{PackedWord, Step};
+use crate::token_bucket::TokenBucketRule;
+use crate::wait::error::WaitError;
+use crate::wait::reservation::{Reservation, Reserve, Ticket};
+
+/// Rejects a cost above the bucket's capacity before touching any state.
+fn check_cost(rule: &TokenBucketRule, cost: u64) -> Result<(), WaitError> {
+    if cost > rule.capacity() {
+        return Err(WaitError::Capacity(InsufficientCapacity {
+            requested: cost,
+            max: rule.capacity(),
+        }));
+    }
+    Ok(())
+}
+
+/// The pure reservation step: old `TAT` in; new `TAT` (if any) and the
+/// ticket out. `cost <= capacity`.
+fn reserve_step(
+    rule: &TokenBucketRule,
+    tat: u64,
+    now: u64,
+    cost: u64,
+    max_wait: u64,
+) -> (Step, Result<Ticket, WaitError>) {
+    let (interval, tolerance) = (rule.interval_nanos(), rule.tolerance_nanos());
+    let debt = tat.saturating_sub(now);
+    let available = tolerance.saturating_sub(debt) / interval;
+    // A peek is judged as one token; cost <= capacity, so the product <= τ.
+    let spend = cost.max(1) * interval;
+    let timeout = |needed: u64| WaitError::Timeout {
+        needed: Duration::from_nanos(needed),
+        left: Duration::from_nanos(max_wait),
+    };
+    let unchanged = Step {
+        decision: Decision::reject(rule.capacity(), available, 0, debt),
+        next: None,
+    };
+    let Some(after) = debt.checked_add(spend) else {
+        return (unchanged, Err(timeout(u64::MAX)));
+    };
+    let wait = after.saturating_sub(tolerance);
+    if wait > max_wait {
+        return (unchanged, Err(timeout(wait)));
+    }
+    let Some(next_tat) = now.checked_add(after) else {
+        return (unchanged, Err(timeout(u64::MAX)));
+    };
+    // ready_at <= next_tat, so it fits too.
+    let ready_at = now + wait;
+    if cost == 0 {
+        let ticket = Ticket {
+            cost: 0,
+            tat_after: tat,
+            ready_at,
+        };
+        return (unchanged, Ok(ticket));
+    }
+    let remaining = tolerance.saturating_sub(after) / interval;
+    let step = Step {
+        decision: Decision::admit(rule.capacity(), remaining, after),
+        next: Some(next_tat),
+    };
+    let ticket = Ticket {
+        cost,
+        tat_after: next_tat,
+        ready_at,
+    };
+    (step, Ok(ticket))
+}
+
+/// The pure cancel step: the new `TAT`, or `None` when nothing goes back.
+fn cancel_step(rule: &TokenBucketRule, tat: u64, now: u64, ticket: &Ticket) -> Option<u64> {
+    if ticket.cost == 0 || now > ticket.ready_at {
+        return None;
+    }
+    let interval = rule.interval_nanos();
+    let relied_on = tat.saturating_sub(ticket.tat_after).div_ceil(interval);
+    let restore = ticket.cost.saturating_sub(relied_on);
+    let debt = tat.saturating_sub(now);
+    if restore == 0 || debt == 0 {
+        return None;
+    }
+    // restore <= cost <= capacity, so the product <= τ.
+    Some(now + debt.saturating_sub(restore * interval))
+}
+
+/// Applies [`reserve_step`] to `word` atomically.
+fn reserve_on(
+    rule: &TokenBucketRule,
+    word: &PackedWord,
+    now: u64,
+    cost: u64,
+    max_wait: u64,
+) -> Result<Ticket, WaitError> {
+    let mut outcome = Err(WaitError::KeyCapReached);
+    word.update(|tat| {
+        // The closure runs once per CAS attempt; the last run is the one
+        // whose step was stored, so its ticket is the one to keep.
+        let (step, ticket) = reserve_step(rule, tat, now, cost, max_wait);
+        outcome = ticket;
+        step
+    });
+    outcome
+}
+
+/// Applies [`cancel_step`] to `word` atomically.
+fn cancel_on(rule: &TokenBucketRule, word: &PackedWord, now: u64, ticket: &Ticket) {
+    word.update(|tat| Step {
+        decision: Decision::admit(rule.capacity(), 0, tat.saturating_sub(now)),
+        next: cancel_step(rule, tat, now, ticket),
+    });
+}
+
+impl<K, C, Q> Reserve<Q> for KeyedLimiter<TokenBucketRule, K, C>
+where
+    K: Hash + Eq + Borrow<Q> + Send + Sync,
+    C: Clock,
+    Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+{
+    fn reserve_within(
+        &self,
+        key: &Q,
+        cost: u64,
+        max_wait: Duration,
+    ) -> Result<Reservation<'_, Self, Q>, WaitError> {
+        let rule = self.rule();
+        check_cost(rule, cost)?;
+        let max_wait = duration_to_nanos(max_wait);
+        // A peek must not start tracking the key.
+        let outcome = self.with_state(key, cost > 0, |word, now| {
+            reserve_on(rule, word, now, cost, max_wait)
+        });
+        let ticket = match outcome {
+            Some(ticket) => ticket?,
+            // An untracked key is a full bucket: one token passes now.
+            None if cost == 0 => {
+                let now = self.clock().now_nanos();
+                Ticket {
+                    cost: 0,
+                    tat_after: now,
+                    ready_at: now,
+                }
+            }
+            None => return Err(WaitError::KeyCapReached),
+        };
+        Ok(Reservation::new(self, key.to_owned(), ticket))
+    }
+
+    fn clock_nanos(&self) -> u64 {
+        self.clock().now_nanos()
+    }
+
+    fn give_back(&self, key: &Q, ticket: Ticket) {
+        // An untracked key is a full bucket: there is nothing to give back to.
+        let _ = self.with_state(key, false, |word, now| {
+            cancel_on(self.rule(), word, now, &ticket)
+        });
+    }
+}
+
+impl<C: Clock> Reserve<()> for DirectLimiter<TokenBucketRule, C> {
+    fn reserve_within(
+        &self,
+        _key: &(),
+        cost: u64,
+        max_wait: Duration,
+    ) -> Result<Reservation<'_, Self, ()>, WaitError> {
+        let rule = self.rule();
+        check_cost(rule, cost)?;
+        let now = self.clock().now_nanos();
+        let ticket = reserve_on(rule, self.state(), now, cost, duration_to_nanos(max_wait))?;
+        Ok(Reservation::new(self, (), ticket))
+    }
+
+    fn clock_nanos(&self) -> u64 {
+        self.clock().now_nanos()
+    }
+
+    fn give_back(&self, _key: &(), ticket: Ticket) {
+        let now = self.clock().now_nanos();
+        cancel_on(self.rule(), self.state(), now, &ticket);
+    }
+}
+
+#[cfg(all(test, not(tollgate_loom)))]
+mod tests {
+    use super::*;
+    use crate::algorithm::Algorithm;
+    use crate::quota::Quota;
+
+    const MS: u64 = 1_000_000;
+
+    /// 10 per second, burst 2: T = 100 ms, τ = 200 ms.
+    fn rule() -> TokenBucketRule {
+        TokenBucketRule::from_quota(&Quota::per_second(10).with_burst(2))
+    }
+
+    #[test]
+    fn reserving_beyond_the_tolerance_goes_into_debt() {
+        let (step, ticket) = reserve_step(&rule(), 200 * MS, 0, 2, u64::MAX);
+        assert_eq!(step.next, Some(400 * MS));
+        let ticket = ticket.unwrap();
+        assert_eq!((ticket.ready_at, ticket.tat_after), (200 * MS, 400 * MS));
+    }
+
+    #[test]
+    fn a_wait_over_the_limit_changes_nothing() {
+        let (step, ticket) = reserve_step(&rule(), 200 * MS, 0, 2, 200 * MS - 1);
+        assert_eq!(step.next, None);
+        assert_eq!(
+            ticket,
+            Err(WaitError::Timeout {
+                needed: Duration::from_millis(200),
+                left: Duration::from_nanos(200 * MS - 1),
+            })
+        );
+    }
+
+    #[test]
+    fn an_overflowing_debt_is_a_timeout_not_a_wrap() {
+        let (step, ticket) = reserve_step(&rule(), u64::MAX, 5, 1, u64::MAX);
+        assert_eq!(step.next, None);
+        assert!(matches!(ticket, Err(WaitError::Timeout { .. })));
+    }
+
+    #[test]
+    fn cancel_never_fills_past_full() {
+        let ticket = Ticket {
+            cost: 2,
+            tat_after: 300 * MS,
+            ready_at: 100 * MS,
+        };
+        // 2 tokens back from a debt of 100 ms: the bucket is just full.
+        assert_eq!(
+            cancel_step(&rule(), 300 * MS, 100 * MS, &ticket),
+            Some(100 * MS)
+        );
+        assert_eq!(
+            cancel_step(&rule(), 150 * MS, 100 * MS, &ticket),
+            Some(100 * MS)
+        );
+        // Already full: nothing to store.
+        assert_eq!(cancel_step(&rule(), 50 * MS, 100 * MS, &ticket), None);
+    }
+}

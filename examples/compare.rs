@@ -254,7 +254,7 @@ fn main() -> ExitCode {
         let ok = (c.low..=c.high).contains(&c.admitted);
         println!(
             "| {} | {} | {} | {}..={} | {} |",
-            c.name,
+            cell(c.name),
             c.decisions,
             c.admitted,
             c.low,
@@ -276,7 +276,12 @@ fn main() -> ExitCode {
     println!("|---|---:|---:|");
     let footprints = memory::footprints(plan.memory_sizes);
     for f in &footprints {
-        println!("| {} | {} | {:.1} |", f.name, f.keys, f.bytes_per_key);
+        println!(
+            "| {} | {} | {:.1} |",
+            cell(&f.name),
+            f.keys,
+            f.bytes_per_key
+        );
     }
     println!();
     let worst = |prefix: &str| {
@@ -303,7 +308,7 @@ fn main() -> ExitCode {
     for prefix in ["tollgate TokenBucket<u64>", "tollgate FixedWindow<u64>"] {
         let bytes = worst(prefix);
         println!(
-            "| {prefix}: bytes per key, worst size | {bytes:.1} | 64 | {} |",
+            "| `{prefix}`: bytes per key, worst size | {bytes:.1} | 64 | {} |",
             if bytes <= 64.0 { "yes" } else { "no" }
         );
     }
@@ -341,7 +346,7 @@ fn report(
     for s in &samples {
         println!(
             "| {} | {:.1} | {:.2}x |",
-            s.name,
+            cell(s.name),
             s.median_ns,
             s.median_ns / samples[0].median_ns
         );
@@ -363,7 +368,7 @@ fn print_sweep(s: &sweep::Sweep) {
     );
     print!("| threads |");
     for name in sweep::NAMES {
-        print!(" {name} |");
+        print!(" {} |", cell(name));
     }
     println!(" tollgate / std mutex | tollgate / governor |");
     println!("|---:|{}---:|---:|", "---:|".repeat(sweep::NAMES.len()));
@@ -379,6 +384,15 @@ fn print_sweep(s: &sweep::Sweep) {
         );
     }
     println!();
+}
+
+/// A table cell; type names go in code spans so `<...>` is not read as HTML.
+fn cell(text: &str) -> String {
+    if text.contains('<') {
+        format!("`{text}`")
+    } else {
+        text.to_owned()
+    }
 }
 
 /// The CPU model and core count, from the OS.

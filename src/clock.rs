@@ -90,8 +90,8 @@ static UPKEEP_THREADS: StdAtomicUsize = StdAtomicUsize::new(0);
 const NOT_PUBLISHED: u64 = 0;
 
 /// A background thread that publishes the counter every `interval`, making
-/// [`MonotonicClock`] readings a plain load; stops (and readings go back to
-/// counter reads) when dropped.
+/// [`MonotonicClock`] readings a plain load; stops at once (and readings go
+/// back to counter reads) when dropped.
 ///
 /// Opt-in and never needed for correctness. While it runs, readings trail
 /// real time by up to `interval` plus however long the thread waits to be
@@ -118,8 +118,9 @@ pub struct ClockUpkeep {
 }
 
 impl ClockUpkeep {
-    /// Starts publishing every `interval` (at least one microsecond); fails
-    /// only if the thread cannot be spawned.
+    /// Starts publishing every `interval` (at least one microsecond) and
+    /// returns once the first value is published; fails only if the thread
+    /// cannot be spawned.
     pub fn start(interval: Duration) -> std::io::Result<ClockUpkeep> {
         let interval = interval.max(Duration::from_micros(1));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -127,23 +128,34 @@ impl ClockUpkeep {
         // cannot see zero while this thread may still publish.
         UPKEEP_THREADS.fetch_add(1, Ordering::Relaxed);
         let flag = std::sync::Arc::clone(&stop);
+        let (ready, published) = std::sync::mpsc::sync_channel(1);
         let spawned = std::thread::Builder::new()
             .name("tollgate-clock-upkeep".into())
             .spawn(move || {
                 let clock = quanta::Clock::new();
+                let mut ready = Some(ready);
                 // Relaxed: the flag carries no data; `join` orders the exit.
                 while !flag.load(Ordering::Relaxed) {
                     // Relaxed: the value is self-contained; fetch_max keeps
                     // the published counter monotonic across upkeeps.
                     PUBLISHED_RAW.fetch_max(clock.raw().max(1), Ordering::Relaxed);
-                    std::thread::sleep(interval);
+                    if let Some(ready) = ready.take() {
+                        let _ = ready.send(());
+                    }
+                    // Parked rather than asleep, so `drop` can wake it.
+                    std::thread::park_timeout(interval);
                 }
             });
         match spawned {
-            Ok(thread) => Ok(ClockUpkeep {
-                stop,
-                thread: Some(thread),
-            }),
+            Ok(thread) => {
+                // An error means the thread is gone, and readings fall back
+                // to the counter, which is still correct.
+                let _ = published.recv();
+                Ok(ClockUpkeep {
+                    stop,
+                    thread: Some(thread),
+                })
+            }
             Err(error) => {
                 retire_upkeep_thread();
                 Err(error)
@@ -154,9 +166,11 @@ impl ClockUpkeep {
 
 impl Drop for ClockUpkeep {
     fn drop(&mut self) {
-        // Relaxed: see the thread's loop.
+        // Relaxed: `unpark` below makes the store visible to the woken
+        // thread, and a late sight of it only costs one more tick.
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
             // The thread never panics; joining makes its last publication
             // happen before the count drops below.
             let _ = thread.join();

@@ -80,7 +80,6 @@ pub fn with_upkeep(mut timed: Timed<'_>) -> Timed<'_> {
         name: timed.name,
         run: Box::new(move |n| {
             let upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("upkeep thread");
-            std::thread::sleep(Duration::from_millis(2)); // let it publish
             let result = (timed.run)(n);
             drop(upkeep);
             result

@@ -198,8 +198,8 @@ impl<'l, Q: ?Sized> Acquire<Q> for dyn RateLimiter<Q> + 'l {}
 
 /// Forwards to the limiter behind a pointer, keeping its way of waiting.
 macro_rules! acquire_through_pointer {
-    ($($pointer:ident),* $(,)?) => {$(
-        impl<Q: ?Sized, L: Acquire<Q> + ?Sized> Acquire<Q> for $pointer<L> {
+    ($($pointer:ty),* $(,)?) => {$(
+        impl<Q: ?Sized, L: Acquire<Q> + ?Sized> Acquire<Q> for $pointer {
             fn acquire_with<S: Sleeper>(
                 &self,
                 waiter: &Waiter<S>,
@@ -227,30 +227,4 @@ macro_rules! acquire_through_pointer {
     )*};
 }
 
-acquire_through_pointer!(Arc, Box);
-
-impl<Q: ?Sized, L: Acquire<Q> + ?Sized> Acquire<Q> for &L {
-    fn acquire_with<S: Sleeper>(
-        &self,
-        waiter: &Waiter<S>,
-        key: &Q,
-        cost: u64,
-        timeout: Duration,
-    ) -> Result<Duration, WaitError> {
-        (**self).acquire_with(waiter, key, cost, timeout)
-    }
-
-    #[cfg(feature = "tokio")]
-    fn acquire_async_with<'a, S: AsyncSleeper>(
-        &'a self,
-        waiter: &'a Waiter<S>,
-        key: &'a Q,
-        cost: u64,
-        timeout: Duration,
-    ) -> impl Future<Output = Result<Duration, WaitError>> + Send + 'a
-    where
-        Q: Sync,
-    {
-        (**self).acquire_async_with(waiter, key, cost, timeout)
-    }
-}
+acquire_through_pointer!(Arc<L>, Box<L>, &L);

@@ -1,0 +1,91 @@
+//! `ClockUpkeep`: readings stay monotonic while it runs, keep advancing
+//! while it runs, and keep advancing (never freeze) once it stops.
+
+use std::time::{Duration, Instant};
+
+use tollgate::{Clock, ClockUpkeep, ManualClock, MonotonicClock, Quota, RateLimiter, TokenBucket};
+
+/// Waits up to two seconds for `clock` to pass `reading`; the upkeep thread
+/// may be starved for a while on a loaded machine, but not for that long.
+fn advances_past(clock: &MonotonicClock, reading: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        if clock.now_nanos() > reading {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn readings_advance_and_never_decrease_while_running() {
+    let clock = MonotonicClock::new();
+    let upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("spawn");
+    let mut last = clock.now_nanos();
+    for _ in 0..100_000 {
+        let now = clock.now_nanos();
+        assert!(now >= last, "reading went back from {last} to {now}");
+        last = now;
+    }
+    assert!(
+        advances_past(&clock, last),
+        "time froze with the upkeep running"
+    );
+    drop(upkeep);
+}
+
+#[test]
+fn readings_keep_advancing_after_the_upkeep_stops() {
+    let clock = MonotonicClock::new();
+    let upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("spawn");
+    drop(upkeep);
+    let stopped_at = clock.now_nanos();
+    assert!(
+        advances_past(&clock, stopped_at),
+        "time froze after the upkeep stopped"
+    );
+}
+
+#[test]
+fn stopping_one_of_two_upkeeps_keeps_time_moving() {
+    let clock = MonotonicClock::new();
+    let first = ClockUpkeep::start(Duration::from_millis(1)).expect("spawn");
+    let second = ClockUpkeep::start(Duration::from_millis(1)).expect("spawn");
+    drop(first);
+    let reading = clock.now_nanos();
+    assert!(
+        advances_past(&clock, reading),
+        "time froze with one upkeep left"
+    );
+    drop(second);
+    let reading = clock.now_nanos();
+    assert!(advances_past(&clock, reading), "time froze with none left");
+}
+
+#[test]
+fn a_limiter_refills_with_the_upkeep_running() {
+    let _upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("spawn");
+    // 100 a second: one token every 10 ms, bucket of one.
+    let limiter: TokenBucket = TokenBucket::new(Quota::per_second(100).with_burst(1));
+    assert!(limiter.allow("k"));
+    assert!(
+        !limiter.allow("k"),
+        "a bucket of one must be empty after one request"
+    );
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut refilled = false;
+    while Instant::now() < deadline && !refilled {
+        std::thread::sleep(Duration::from_millis(5));
+        refilled = limiter.allow("k");
+    }
+    assert!(refilled, "no token came back within two seconds");
+}
+
+#[test]
+fn the_manual_clock_ignores_the_upkeep() {
+    let manual = ManualClock::new();
+    let _upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("spawn");
+    std::thread::sleep(Duration::from_millis(10));
+    assert_eq!(manual.now_nanos(), 0);
+}

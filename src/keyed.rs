@@ -43,11 +43,13 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
 
     /// A limiter for `quota` on `clock` with memory `options`.
     pub fn with_options(quota: Quota, clock: C, options: KeyedOptions) -> Self {
+        let rule = A::from_quota(&quota);
+        let grace = rule.reset_bound_nanos();
         KeyedLimiter {
-            rule: A::from_quota(&quota),
+            rule,
             quota,
             clock,
-            store: Store::new(options),
+            store: Store::new(options, grace),
         }
     }
 

@@ -15,6 +15,7 @@ pub struct KeyedOptions {
     pub(crate) max_keys: Option<usize>,
     pub(crate) auto_sweep: bool,
     pub(crate) min_sweep_interval: usize,
+    pub(crate) sweep_grace_nanos: Option<u64>,
     pub(crate) shards: Option<usize>,
 }
 
@@ -24,6 +25,7 @@ impl Default for KeyedOptions {
             max_keys: None,
             auto_sweep: true,
             min_sweep_interval: 1024,
+            sweep_grace_nanos: None,
             shards: None,
         }
     }
@@ -52,7 +54,8 @@ impl KeyedOptions {
     /// A sweep runs after as many insertions as there were keys left by the
     /// previous sweep (and at least [`min_sweep_interval`](Self::min_sweep_interval)),
     /// so its O(keys) cost is amortised O(1) per insertion and the map holds
-    /// at most about twice the keys still in use, plus the interval. No
+    /// at most about twice the keys still in use (busy, or fresh for less
+    /// than the [`sweep_grace`](Self::sweep_grace)), plus the interval. No
     /// background thread is involved; existing keys never pay for it.
     pub fn auto_sweep(mut self, enabled: bool) -> Self {
         self.auto_sweep = enabled;
@@ -62,6 +65,21 @@ impl KeyedOptions {
     /// The fewest insertions between two automatic sweeps (default 1024).
     pub fn min_sweep_interval(mut self, insertions: usize) -> Self {
         self.min_sweep_interval = insertions.max(1);
+        self
+    }
+
+    /// How long a key must have been fresh before the automatic sweep drops
+    /// it (default: the time a busy key takes to return to fresh, e.g. the
+    /// bucket's refill time or the window).
+    ///
+    /// Dropping a fresh key never changes a decision, but a client that
+    /// stays under its limit is fresh again between most of its requests;
+    /// evicting it each time would turn its every request into an insertion.
+    /// The grace keeps such clients tracked and drops the ones that left.
+    /// [`KeyedLimiter::evict_idle`](crate::KeyedLimiter::evict_idle) and the
+    /// sweep made for room at the key cap ignore the grace.
+    pub fn sweep_grace(mut self, grace: std::time::Duration) -> Self {
+        self.sweep_grace_nanos = Some(crate::clock::duration_to_nanos(grace));
         self
     }
 

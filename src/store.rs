@@ -31,6 +31,8 @@ pub(crate) struct Store<K, V> {
     map: ShardMap<K, V>,
     books: CachePadded<Bookkeeping>,
     options: KeyedOptions,
+    /// How long a state must have been fresh for the automatic sweep.
+    grace: u64,
 }
 
 /// What happened to a request for a key the store did not hold.
@@ -42,7 +44,8 @@ pub(crate) enum Inserted<R> {
 }
 
 impl<K: Hash + Eq, V> Store<K, V> {
-    pub(crate) fn new(options: KeyedOptions) -> Self {
+    /// A store; `default_grace` applies unless `options` sets a grace.
+    pub(crate) fn new(options: KeyedOptions, default_grace: u64) -> Self {
         let books = Bookkeeping::default();
         books
             .sweep_due
@@ -51,6 +54,7 @@ impl<K: Hash + Eq, V> Store<K, V> {
             map: ShardMap::new(options.shards),
             books: CachePadded::new(books),
             options,
+            grace: options.sweep_grace_nanos.unwrap_or(default_grace),
         }
     }
 
@@ -158,7 +162,10 @@ impl<K: Hash + Eq, V> Store<K, V> {
 
     #[cold]
     fn auto_sweep(&self, now: u64, idle: &impl Fn(&V, u64) -> bool) {
-        self.sweep(now, idle);
+        // A state fresh at `now - grace` has stayed fresh since, so it is
+        // fresh at `now` too and may go.
+        let judge_at = now.saturating_sub(self.grace);
+        self.sweep(now, |state, _| idle(state, judge_at));
         let left = self.books.tracked.load(Ordering::Relaxed);
         // Relaxed: only sets when the next sweep is due.
         self.books
@@ -182,5 +189,50 @@ impl<K: Hash + Eq, V> Store<K, V> {
     /// Keys tracked now.
     pub(crate) fn len(&self) -> usize {
         self.map.len()
+    }
+}
+
+#[cfg(all(test, not(tollgate_loom)))]
+mod tests {
+    use super::*;
+
+    /// A state that is the time it became fresh.
+    fn fresh_since(state: &u64, at: u64) -> bool {
+        *state <= at
+    }
+
+    fn store_with_one_key(fresh_at: u64) -> Store<u64, u64> {
+        let options = KeyedOptions::new().min_sweep_interval(1);
+        let store = Store::new(options, 1_000);
+        let inserted = store.insert_and(1, 0, || fresh_at, |_, _| (), fresh_since);
+        assert!(matches!(inserted, Inserted::Ran(())));
+        store
+    }
+
+    #[test]
+    fn the_automatic_sweep_keeps_a_key_fresh_for_less_than_the_grace() {
+        let store = store_with_one_key(500);
+        // Fresh for 700 of the 1000 grace: kept.
+        store.auto_sweep(1_200, &fresh_since);
+        assert_eq!(store.len(), 1);
+        // Fresh for 1100: dropped.
+        store.auto_sweep(1_600, &fresh_since);
+        assert_eq!(store.len(), 0);
+    }
+
+    #[test]
+    fn an_explicit_sweep_ignores_the_grace() {
+        let store = store_with_one_key(500);
+        assert_eq!(store.sweep(600, fresh_since), 1);
+        assert_eq!(store.len(), 0);
+    }
+
+    #[test]
+    fn a_set_grace_replaces_the_default() {
+        let options = KeyedOptions::new().sweep_grace(std::time::Duration::from_nanos(10));
+        let store: Store<u64, u64> = Store::new(options, 1_000);
+        let _ = store.insert_and(1, 0, || 500, |_, _| (), fresh_since);
+        store.auto_sweep(511, &fresh_since);
+        assert_eq!(store.len(), 0);
     }
 }

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub mod cluster;
+
 /// A Redis to run a test against; a private server stops when this drops.
 pub struct TestRedis {
     url: String,

@@ -267,7 +267,9 @@ fn direct(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
+    // No plots: criterion's need system fonts; `examples/compare` draws the chart.
     config = Criterion::default()
+        .without_plots()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(30);

@@ -63,7 +63,9 @@ fn threads(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
+    // No plots: criterion's need system fonts; `examples/compare` draws the chart.
     config = Criterion::default()
+        .without_plots()
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .sample_size(10);

@@ -17,6 +17,7 @@
 use std::borrow::Borrow;
 use std::hash::Hash;
 
+#[cfg(not(tollgate_loom))]
 use foldhash::fast::RandomState;
 
 #[cfg(not(tollgate_loom))]
@@ -94,9 +95,15 @@ impl<K: Hash + Eq, V> ShardMap<K, V> {
     }
 }
 
+/// A fixed-key hasher: `loom` replays each execution's choices in program
+/// order, so iterating the map (`retain`) must visit keys in the same order
+/// every time, which a randomly seeded hasher would not.
+#[cfg(tollgate_loom)]
+type FixedHasher = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
+
 #[cfg(tollgate_loom)]
 pub(crate) struct ShardMap<K, V> {
-    map: crate::sync::RwLock<std::collections::HashMap<K, V, RandomState>>,
+    map: crate::sync::RwLock<std::collections::HashMap<K, V, FixedHasher>>,
 }
 
 #[cfg(tollgate_loom)]

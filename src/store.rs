@@ -115,13 +115,19 @@ impl<K: Hash + Eq, V> Store<K, V> {
             return true;
         };
         for attempt in 0..2 {
-            // Relaxed: the reservation is one RMW, so at most `cap` succeed
-            // whatever the interleaving; nothing else is published with it.
-            let taken = self.books.tracked.fetch_add(1, Ordering::Relaxed);
-            if taken < cap {
+            // Relaxed: a reservation is one CAS from below the cap, so at
+            // most `cap` succeed whatever the interleaving; nothing else is
+            // published with it. A refused attempt writes nothing, so it
+            // never makes a concurrent reservation fail.
+            let reserved =
+                self.books
+                    .tracked
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |taken| {
+                        (taken < cap).then_some(taken + 1)
+                    });
+            if reserved.is_ok() {
                 return true;
             }
-            self.books.tracked.fetch_sub(1, Ordering::Relaxed);
             if attempt == 0 && !self.sweep_at_cap(cap, now, idle) {
                 return false;
             }

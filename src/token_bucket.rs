@@ -83,7 +83,8 @@ impl TokenBucketRule {
     #[inline]
     fn step(&self, tat: u64, now: u64, cost: u64) -> Step {
         let debt = tat.saturating_sub(now);
-        let available = self.tolerance.saturating_sub(debt) / self.interval;
+        // Only refusals and peeks need it: the admitted path divides once.
+        let available = || self.tolerance.saturating_sub(debt) / self.interval;
         // A peek is judged as one unit, but reports the state before it.
         let spend = cost.max(1) * self.interval; // cost <= capacity, so <= τ
         // Summed exactly: with τ = u64::MAX a saturated sum would equal τ and pass.
@@ -92,7 +93,7 @@ impl TokenBucketRule {
             // At most `debt`, so it fits.
             let retry = u64::try_from(after - u128::from(self.tolerance)).unwrap_or(u64::MAX);
             return Step {
-                decision: Decision::reject(self.capacity, available, retry, debt),
+                decision: Decision::reject(self.capacity, available(), retry, debt),
                 next: None,
             };
         }
@@ -100,7 +101,7 @@ impl TokenBucketRule {
         let after = u64::try_from(after).unwrap_or(self.tolerance);
         if cost == 0 {
             return Step {
-                decision: Decision::admit(self.capacity, available, debt),
+                decision: Decision::admit(self.capacity, available(), debt),
                 next: None,
             };
         }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::decision::Decision;
+use crate::error::InsufficientCapacity;
 use crate::limiter::RateLimiter;
 use crate::wait::async_sleeper::AsyncSleeper;
 use crate::wait::error::WaitError;
@@ -52,12 +54,28 @@ impl<S: AsyncSleeper> Waiter<S> {
         L: RateLimiter<Q> + ?Sized,
         Q: ?Sized,
     {
+        self.retry_checks_async(|| std::future::ready(limiter.check_n(key, cost)), timeout)
+            .await
+    }
+
+    /// The async re-checking loop, for any check that can be awaited: checks,
+    /// sleeps the decision's retry hint, and checks again while it fits.
+    pub(crate) async fn retry_checks_async<F, Fut>(
+        &self,
+        mut check: F,
+        timeout: Duration,
+    ) -> Result<Duration, WaitError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<Decision, InsufficientCapacity>>,
+    {
         let deadline = Deadline::start(&self.sleeper, timeout);
         let mut plan = RetryPlan::new();
         let mut slept = false;
         loop {
+            let checked = check().await;
             let left = deadline.left_nanos(&self.sleeper);
-            match plan.after_check(limiter.check_n(key, cost), left, &self.jitter) {
+            match plan.after_check(checked, left, &self.jitter) {
                 Retry::Done => return Ok(deadline.waited(&self.sleeper, slept)),
                 Retry::Sleep(duration) => {
                     self.sleeper.sleep_async(duration).await;

@@ -22,8 +22,10 @@
 //! | [`FixedWindow`](crate::FixedWindow), [`SlidingWindowCounter`](crate::SlidingWindowCounter), [`SlidingWindowLog`](crate::SlidingWindowLog) (keyed or direct) | re-check | first to re-check | no |
 //! | [`Registry`](crate::Registry), `dyn RateLimiter`, the blocking `RedisLimiter` (feature `redis`), any other [`RateLimiter`](crate::RateLimiter) (with `impl Acquire for L {}` or [`Waiter::acquire_retrying`]) | re-check | first to re-check | no |
 //!
-//! The async Redis limiters check with `.await`, so they are not
-//! [`RateLimiter`](crate::RateLimiter)s and have no `acquire`.
+//! The async Redis limiters (features `redis` and `tokio`) check with
+//! `.await`, so they are not [`RateLimiter`](crate::RateLimiter)s: they have
+//! no blocking `acquire`, and wait by re-checking with their own
+//! [`acquire_async`](crate::redis::AsyncRedisLimiter::acquire_async).
 //!
 //! Reservations are token-bucket semantics: a bucket can owe tokens (its
 //! state is a time, which can move past the tolerance), while a window
@@ -66,12 +68,15 @@
 //! older one here.
 //!
 //! Dropping an `acquire_async` future (feature `tokio`) before it
-//! completes cancels its reservation; a re-checking async wait holds nothing
-//! between checks, so there is nothing to give back.
+//! completes cancels its reservation; a re-checking async wait, the async
+//! Redis limiters' included, holds nothing between checks, so there is
+//! nothing to give back.
 
 mod acquire;
 #[cfg(feature = "tokio")]
 mod acquire_async;
+#[cfg(all(feature = "redis", feature = "tokio"))]
+mod acquire_async_redis;
 #[cfg(feature = "tokio")]
 mod async_sleeper;
 mod bucket_debt;

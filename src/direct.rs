@@ -48,13 +48,7 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
     /// Spends `cost` units if available; see [`RateLimiter::check_n`].
     #[inline]
     pub fn check_n(&self, cost: u64) -> Result<Decision, InsufficientCapacity> {
-        let max = self.rule.max_cost();
-        if cost > max {
-            return Err(InsufficientCapacity {
-                requested: cost,
-                max,
-            });
-        }
+        InsufficientCapacity::check(cost, self.rule.max_cost())?;
         let now = self.clock.now_nanos();
         Ok(self.rule.check(&self.state, now, cost))
     }

@@ -14,6 +14,20 @@ pub struct InsufficientCapacity {
     pub max: u64,
 }
 
+impl InsufficientCapacity {
+    /// `Err` when `cost` is above `max`, the most one call can spend.
+    #[inline]
+    pub(crate) fn check(cost: u64, max: u64) -> Result<(), InsufficientCapacity> {
+        if cost > max {
+            return Err(InsufficientCapacity {
+                requested: cost,
+                max,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for InsufficientCapacity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

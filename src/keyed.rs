@@ -107,11 +107,23 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
         if !track {
             return None;
         }
+        self.track_and(key, now, f)
+    }
+
+    /// Starts tracking `key` (unless the key cap refuses it) and runs `f` on
+    /// its state at the time the store judges it at.
+    #[cold]
+    #[inline(never)]
+    fn track_and<Q, R>(&self, key: &Q, now: u64, f: impl FnOnce(&A::State, u64) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    {
         let inserted = self.store.insert_and(
             key.to_owned(),
             now,
             || self.rule.fresh(),
-            |state, now| f(state, now),
+            f,
             |state, now| self.rule.is_fresh(state, now),
         );
         match inserted {
@@ -132,20 +144,12 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
             // A peek must not start tracking the key.
             return self.rule.check(&self.rule.fresh(), now, 0);
         }
-        let inserted = self.store.insert_and(
-            key.to_owned(),
-            now,
-            || self.rule.fresh(),
-            |state, now| self.rule.check(state, now, cost),
-            |state, now| self.rule.is_fresh(state, now),
-        );
-        match inserted {
-            Inserted::Ran(decision) => decision,
-            Inserted::Full => {
+        self.track_and(key, now, |state, now| self.rule.check(state, now, cost))
+            .unwrap_or_else(|| {
+                // The key cap refused it: no state to judge, so no unit passes.
                 let wait = self.rule.reset_bound_nanos();
                 Decision::reject(self.rule.limit(), 0, wait, wait)
-            }
-        }
+            })
     }
 }
 
@@ -158,13 +162,7 @@ where
 {
     #[inline]
     fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
-        let max = self.rule.max_cost();
-        if cost > max {
-            return Err(InsufficientCapacity {
-                requested: cost,
-                max,
-            });
-        }
+        InsufficientCapacity::check(cost, self.rule.max_cost())?;
         let now = self.clock.now_nanos();
         if let Some(decision) = self
             .store

@@ -96,13 +96,7 @@ impl<A: RedisAlgorithm> LimiterCore<A> {
         key: &str,
         cost: u64,
     ) -> Result<ScriptInvocation<'static>, InsufficientCapacity> {
-        let max = self.spec.max_cost;
-        if cost > max {
-            return Err(InsufficientCapacity {
-                requested: cost,
-                max,
-            });
-        }
+        InsufficientCapacity::check(cost, self.spec.max_cost)?;
         let mut call = self.spec.script.prepare_invoke();
         for name in self.redis_keys(key) {
             call.key(name);

@@ -35,17 +35,6 @@ use crate::token_bucket::TokenBucketRule;
 use crate::wait::error::WaitError;
 use crate::wait::reservation::{Reservation, Reserve, Ticket};
 
-/// Rejects a cost above the bucket's capacity before touching any state.
-fn check_cost(rule: &TokenBucketRule, cost: u64) -> Result<(), WaitError> {
-    if cost > rule.capacity() {
-        return Err(WaitError::Capacity(InsufficientCapacity {
-            requested: cost,
-            max: rule.capacity(),
-        }));
-    }
-    Ok(())
-}
-
 /// The pure reservation step: old `TAT` in; new `TAT` (if any) and the
 /// ticket out. `cost <= capacity`.
 fn reserve_step(
@@ -157,7 +146,7 @@ where
         max_wait: Duration,
     ) -> Result<Reservation<'_, Self, Q>, WaitError> {
         let rule = self.rule();
-        check_cost(rule, cost)?;
+        InsufficientCapacity::check(cost, rule.capacity())?;
         let max_wait = duration_to_nanos(max_wait);
         // A peek must not start tracking the key.
         let outcome = self.with_state(key, cost > 0, |word, now| {
@@ -199,7 +188,7 @@ impl<C: Clock> Reserve<()> for DirectLimiter<TokenBucketRule, C> {
         max_wait: Duration,
     ) -> Result<Reservation<'_, Self, ()>, WaitError> {
         let rule = self.rule();
-        check_cost(rule, cost)?;
+        InsufficientCapacity::check(cost, rule.capacity())?;
         let now = self.clock().now_nanos();
         let ticket = reserve_on(rule, self.state(), now, cost, duration_to_nanos(max_wait))?;
         Ok(Reservation::new(self, (), ticket))

@@ -9,11 +9,12 @@
 
 use crate::decision::Decision;
 use crate::quota::Quota;
+use crate::retire::Retire;
 
 /// A rate-limiting rule over a per-key state.
 pub trait Algorithm: Send + Sync + 'static {
-    /// One key's state.
-    type State: Send + Sync + 'static;
+    /// One key's state; the keyed store retires it to drop or move it.
+    type State: Retire + Send + Sync + 'static;
 
     /// The rule for `quota`.
     fn from_quota(quota: &Quota) -> Self;
@@ -30,8 +31,10 @@ pub trait Algorithm: Send + Sync + 'static {
     /// Decides a request of `cost` units at `now` and applies it atomically.
     ///
     /// Callers guarantee `cost <= self.max_cost()`. `cost == 0` is a peek.
-    /// A denied request leaves the state unchanged.
-    fn check(&self, state: &Self::State, now: u64, cost: u64) -> Decision;
+    /// A denied request leaves the state unchanged. `None`, with nothing
+    /// changed, when the state is retired ([`Retire`]): the caller looks the
+    /// key up again.
+    fn check(&self, state: &Self::State, now: u64, cost: u64) -> Option<Decision>;
 
     /// Whether `state` behaves exactly like [`fresh`](Self::fresh) from `now`
     /// on, so the key can be dropped without changing any later decision.

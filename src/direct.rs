@@ -50,7 +50,12 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
     pub fn check_n(&self, cost: u64) -> Result<Decision, InsufficientCapacity> {
         InsufficientCapacity::check(cost, self.rule.max_cost())?;
         let now = self.clock.now_nanos();
-        Ok(self.rule.check(&self.state, now, cost))
+        // Only the keyed store retires states; a custom rule that reports
+        // its own state retired gets a refusal rather than a panic.
+        Ok(self.rule.check(&self.state, now, cost).unwrap_or_else(|| {
+            let wait = self.rule.reset_bound_nanos();
+            Decision::reject(self.rule.limit(), 0, wait, wait)
+        }))
     }
 
     /// Whether the state equals a fresh one now.

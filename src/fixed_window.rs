@@ -3,7 +3,7 @@
 //!
 //! # Packed word
 //!
-//! With `c` = the bit length of the limit (at most 32):
+//! With `c` = the bit length of `limit + 1` (at most 32):
 //!
 //! | bits      | field  | meaning                                          |
 //! |-----------|--------|--------------------------------------------------|
@@ -15,8 +15,10 @@
 //! stored a later window than the one our clock reading falls in, the request
 //! is counted in that later window: time never moves backwards for a key.
 //!
-//! Limits above `2^32 - 1` saturate to `2^32 - 1`; the reported
-//! [`limit`](crate::Decision::limit) is the one enforced.
+//! `used` never exceeds the limit, which is below `2^c - 1`, so no state is
+//! all ones: that word is [`PackedWord::RETIRED`]. Limits above `2^32 - 2`
+//! saturate to `2^32 - 2`; the reported [`limit`](crate::Decision::limit) is
+//! the one enforced.
 
 use crate::algorithm::Algorithm;
 use crate::clock::MonotonicClock;
@@ -26,7 +28,8 @@ use crate::packed_word::{PackedWord, Step};
 use crate::quota::Quota;
 use crate::window_tag::{WindowAge, WindowTag};
 
-const MAX_LIMIT: u64 = u32::MAX as u64;
+/// The largest limit: `limit + 1` must fit the 32 count bits.
+const MAX_LIMIT: u64 = u32::MAX as u64 - 1;
 
 /// A keyed fixed-window counter: `quota.limit()` per `quota.window()`.
 ///
@@ -106,7 +109,8 @@ impl Algorithm for FixedWindowRule {
 
     fn from_quota(quota: &Quota) -> Self {
         let limit = quota.limit().min(MAX_LIMIT);
-        let count_bits = u64::BITS - limit.leading_zeros();
+        // One more than the limit fits, so the count field is never all ones.
+        let count_bits = u64::BITS - (limit + 1).leading_zeros();
         FixedWindowRule {
             limit,
             window: quota.window_nanos(),
@@ -131,7 +135,7 @@ impl Algorithm for FixedWindowRule {
     }
 
     #[inline]
-    fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Decision {
+    fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|word| self.step(word, now, cost))
     }
 

@@ -19,23 +19,25 @@ use crate::store::{Inserted, Store};
 /// [`FixedWindow`](crate::FixedWindow),
 /// [`SlidingWindowLog`](crate::SlidingWindowLog) and
 /// [`SlidingWindowCounter`](crate::SlidingWindowCounter). A key is looked up
-/// under a shard read lock and its state updated lock-free (or under its own
-/// short lock for the sliding log); new keys take the slow path that inserts.
-pub struct KeyedLimiter<A: Algorithm, K = String, C = MonotonicClock> {
+/// without a lock or any shared write, and its state updated lock-free (or
+/// under its own short lock for the sliding log); new keys take the slow
+/// path, which inserts under a shard lock. Keys are cloned when a shard
+/// moves its states to a larger or smaller table.
+pub struct KeyedLimiter<A: Algorithm, K: Send + Sync = String, C = MonotonicClock> {
     rule: A,
     quota: Quota,
     clock: C,
     store: Store<K, A::State>,
 }
 
-impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K, MonotonicClock> {
+impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync> KeyedLimiter<A, K, MonotonicClock> {
     /// A limiter for `quota` on the default [`MonotonicClock`].
     pub fn new(quota: Quota) -> Self {
         Self::with_clock(quota, MonotonicClock::new())
     }
 }
 
-impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
+impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A, K, C> {
     /// A limiter for `quota` reading time from `clock`.
     pub fn with_clock(quota: Quota, clock: C) -> Self {
         Self::with_options(quota, clock, KeyedOptions::default())
@@ -88,13 +90,14 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
 
     /// Runs `f` on `key`'s state and one clock reading, tracking the key
     /// first when `track` is set; `None` when the key is not tracked (and
-    /// `track` is off, or the key cap refused it). For reservations in
-    /// `crate::wait`, which need more than a [`Decision`] back.
+    /// `track` is off, or the key cap refused it). `f` returns `None` when it
+    /// finds the state retired, and is then run again on the live one. For
+    /// reservations in `crate::wait`, which need more than a [`Decision`].
     pub(crate) fn with_state<Q, R>(
         &self,
         key: &Q,
         track: bool,
-        f: impl Fn(&A::State, u64) -> R,
+        f: impl Fn(&A::State, u64) -> Option<R>,
     ) -> Option<R>
     where
         K: Borrow<Q>,
@@ -104,17 +107,18 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
         if let Some(result) = self.store.read(key, |state| f(state, now)) {
             return Some(result);
         }
+        // Under the shard lock no state is retired, so `f` answers there.
         if !track {
-            return None;
+            return self.store.read_locked(key, now, &f).flatten();
         }
-        self.track_and(key, now, f)
+        self.track_and(key, now, f).flatten()
     }
 
-    /// Starts tracking `key` (unless the key cap refuses it) and runs `f` on
-    /// its state at the time the store judges it at.
+    /// Runs `f` on `key`'s state under its shard lock, tracking the key
+    /// first unless the key cap refuses it; at the time the store judges at.
     #[cold]
     #[inline(never)]
-    fn track_and<Q, R>(&self, key: &Q, now: u64, f: impl FnOnce(&A::State, u64) -> R) -> Option<R>
+    fn track_and<Q, R>(&self, key: &Q, now: u64, f: impl Fn(&A::State, u64) -> R) -> Option<R>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
@@ -132,7 +136,9 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
         }
     }
 
-    /// The slow path: `key` is not tracked.
+    /// The slow path: the lock-free lookup missed `key` or found its state
+    /// retired. Under the shard lock no state is retired, so `check` answers
+    /// there; a `None` below means the key is not tracked.
     #[cold]
     #[inline(never)]
     fn check_untracked<Q>(&self, key: &Q, now: u64, cost: u64) -> Decision
@@ -140,23 +146,39 @@ impl<A: Algorithm, K: Hash + Eq, C: Clock> KeyedLimiter<A, K, C> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
     {
+        let check = |state: &A::State, now| self.rule.check(state, now, cost);
         if cost == 0 {
             // A peek must not start tracking the key.
-            return self.rule.check(&self.rule.fresh(), now, 0);
+            let tracked = self.store.read_locked(key, now, check).flatten();
+            return tracked.unwrap_or_else(|| self.fresh_decision(now));
         }
-        self.track_and(key, now, |state, now| self.rule.check(state, now, cost))
-            .unwrap_or_else(|| {
-                // The key cap refused it: no state to judge, so no unit passes.
-                let wait = self.rule.reset_bound_nanos();
-                Decision::reject(self.rule.limit(), 0, wait, wait)
-            })
+        // `None`: the key cap refused the key.
+        self.track_and(key, now, check)
+            .flatten()
+            .unwrap_or_else(|| self.refusal())
+    }
+
+    /// A peek at a key that is not tracked: a fresh state's answer.
+    fn fresh_decision(&self, now: u64) -> Decision {
+        // A new state is never retired; a custom rule that says otherwise
+        // gets a refusal rather than a panic.
+        let fresh = self.rule.fresh();
+        self.rule
+            .check(&fresh, now, 0)
+            .unwrap_or_else(|| self.refusal())
+    }
+
+    /// The answer when there is no state to judge: no unit passes.
+    fn refusal(&self) -> Decision {
+        let wait = self.rule.reset_bound_nanos();
+        Decision::reject(self.rule.limit(), 0, wait, wait)
     }
 }
 
 impl<A, K, C, Q> RateLimiter<Q> for KeyedLimiter<A, K, C>
 where
     A: Algorithm,
-    K: Hash + Eq + Borrow<Q> + Send + Sync,
+    K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
     C: Clock,
     Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
 {
@@ -168,13 +190,14 @@ where
             .store
             .read(key, |state| self.rule.check(state, now, cost))
         {
+            // The hit path: no lock, no shared write besides the state's own.
             return Ok(decision);
         }
         Ok(self.check_untracked(key, now, cost))
     }
 }
 
-impl<A: Algorithm + fmt::Debug, K, C> fmt::Debug for KeyedLimiter<A, K, C> {
+impl<A: Algorithm + fmt::Debug, K: Send + Sync, C> fmt::Debug for KeyedLimiter<A, K, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedLimiter")
             .field("rule", &self.rule)

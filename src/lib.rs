@@ -28,10 +28,12 @@
 //!
 //! # Design
 //!
-//! * Per-key states live in a sharded [`dashmap::DashMap`] hashed with
-//!   `foldhash`; a lookup holds a shard read lock while the state is
-//!   updated, so eviction (which takes the write lock) can never race an
-//!   update into losing or granting a unit.
+//! * Per-key states live in shards of open-addressing tables hashed with
+//!   `foldhash`. A lookup takes no lock and writes nothing shared: each
+//!   thread reads its cached copy of the shard's current table. Writers
+//!   (insertion, sweeps, moves to a resized table) work under the shard's
+//!   lock and [`Retire`] a state before dropping or moving it, so no update
+//!   can be lost or granted on a state that has left.
 //! * Each packed algorithm is a pure function of `(old word, now, cost)`
 //!   applied by one CAS loop in [`PackedWord`]; the clock is read once,
 //!   before the loop.
@@ -45,10 +47,12 @@
 //! * With the `redis` feature, the `redis` module runs the same algorithms as
 //!   Redis scripts, so one limit holds across every process sharing a Redis.
 //!
-//! Dependencies and why: `dashmap` (a proven sharded map with a read-guard
-//! fast path), `foldhash` (about a third cheaper to hash short keys than
-//! SipHash, still seeded per map), `quanta` (a clock read at half the cost of
-//! `Instant::now`), `crossbeam-utils` (`CachePadded`, `Backoff`).
+//! Dependencies and why: `thread_local` (per-thread table caches, so a
+//! lookup needs no reference-count update), `dashmap` (a proven sharded map,
+//! for the registry's client assignments), `foldhash` (about a third cheaper
+//! to hash short keys than SipHash, still seeded per map), `quanta` (a clock
+//! read at half the cost of `Instant::now`), `crossbeam-utils`
+//! (`CachePadded`, `Backoff`).
 
 mod algorithm;
 mod clock;
@@ -65,9 +69,12 @@ mod quota_parse;
 #[cfg(feature = "redis")]
 pub mod redis;
 mod registry;
+mod retire;
 mod shard_map;
 pub mod sliding_window_counter;
 pub mod sliding_window_log;
+mod state_map;
+mod state_table;
 mod store;
 mod sync;
 pub mod token_bucket;
@@ -86,6 +93,7 @@ pub use options::KeyedOptions;
 pub use packed_word::PackedWord;
 pub use quota::{Quota, QuotaError};
 pub use registry::{Registry, RegistryBuilder};
+pub use retire::Retire;
 pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterRule};
 pub use sliding_window_log::{LogState, SlidingWindowLog, SlidingWindowLogRule};
 pub use token_bucket::{TokenBucket, TokenBucketRule};

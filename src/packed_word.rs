@@ -4,6 +4,7 @@
 use crossbeam_utils::Backoff;
 
 use crate::decision::Decision;
+use crate::retire::Retire;
 use crate::sync::{AtomicU64, Ordering};
 
 /// One key's state packed into a single atomic word.
@@ -11,6 +12,10 @@ use crate::sync::{AtomicU64, Ordering};
 /// Each algorithm documents its own bit layout. The word is the entire state:
 /// nothing else is published through it, which is why every access below can
 /// be `Relaxed`.
+///
+/// One value is reserved: [`PackedWord::RETIRED`] (all ones) marks a state
+/// the keyed store took out of service (see [`Retire`]). No rule ever
+/// stores it, so an update that reads it knows the state was retired.
 #[derive(Debug)]
 pub struct PackedWord(AtomicU64);
 
@@ -24,6 +29,9 @@ pub(crate) struct Step {
 }
 
 impl PackedWord {
+    /// The reserved value of a retired state; no rule produces it.
+    pub const RETIRED: u64 = u64::MAX;
+
     /// A word holding `bits`.
     pub fn new(bits: u64) -> Self {
         PackedWord(AtomicU64::new(bits))
@@ -37,20 +45,26 @@ impl PackedWord {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Applies `decide` until its answer is stored against the word it read.
+    /// Applies `decide` until its answer is stored against the word it read;
+    /// `None`, without calling `decide`, once the word is retired.
     ///
     /// `decide` is called again with the fresh value whenever another thread
     /// changed the word in between, so the returned decision always belongs
     /// to the state the update replaced: the CAS is the linearisation point.
+    /// `decide` never returns [`RETIRED`](Self::RETIRED) as the next word.
     #[inline]
-    pub(crate) fn update(&self, mut decide: impl FnMut(u64) -> Step) -> Decision {
+    pub(crate) fn update(&self, mut decide: impl FnMut(u64) -> Step) -> Option<Decision> {
         let mut current = self.load();
         let backoff = Backoff::new();
         loop {
+            if current == Self::RETIRED {
+                return None;
+            }
             let step = decide(current);
             let Some(next) = step.next else {
-                return step.decision;
+                return Some(step.decision);
             };
+            debug_assert_ne!(next, Self::RETIRED, "a rule stored the retired marker");
             // Relaxed on success and failure: the RMW on this single word is
             // totally ordered with every other RMW on it, and no other memory
             // depends on the value, so no acquire/release pairing is needed.
@@ -58,12 +72,54 @@ impl PackedWord {
                 .0
                 .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
             {
-                Ok(_) => return step.decision,
+                Ok(_) => return Some(step.decision),
                 Err(actual) => {
                     current = actual;
                     backoff.spin();
                 }
             }
         }
+    }
+}
+
+impl Retire for PackedWord {
+    #[inline]
+    fn is_retired(&self) -> bool {
+        self.load() == Self::RETIRED
+    }
+
+    fn retire_if(&self, idle: impl Fn(&Self) -> bool) -> bool {
+        let mut current = self.load();
+        loop {
+            // Judged on a copy, so the CAS below retires exactly the value judged.
+            if current == Self::RETIRED || !idle(&PackedWord::new(current)) {
+                return false;
+            }
+            // Relaxed: as in `update`; the word is the whole state, and a
+            // request that reads the marker goes to the shard lock the
+            // retiring thread holds, which orders everything else.
+            match self.0.compare_exchange_weak(
+                current,
+                Self::RETIRED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    fn retire_and_take(&self) -> Option<Self> {
+        // Relaxed: one RMW; every update before it in the word's order is in
+        // the value taken, every update after it reads the marker.
+        let last = self.0.swap(Self::RETIRED, Ordering::Relaxed);
+        (last != Self::RETIRED).then(|| PackedWord::new(last))
+    }
+
+    fn revive(&self, fresh: Self) {
+        // Relaxed: only the shard lock holder revives, and requests that saw
+        // the marker take that lock before looking again.
+        self.0.store(fresh.load(), Ordering::Relaxed);
     }
 }

@@ -1,5 +1,6 @@
-//! The concurrent map behind every keyed limiter, reduced to the four
-//! operations the limiters need.
+//! The concurrent map behind the registry's client-to-tier assignments,
+//! reduced to the operations the registry needs. (Limiter states live in
+//! [`StateMap`](crate::state_map::StateMap), whose lookups take no lock.)
 //!
 //! Normally a [`dashmap::DashMap`] hashed with `foldhash`. Under
 //! `--cfg tollgate_loom` it is one `loom` `RwLock<HashMap>` that follows the
@@ -8,11 +9,7 @@
 //! | operation          | DashMap                              | loom stand-in |
 //! |--------------------|--------------------------------------|---------------|
 //! | `read`             | shard read lock held while `f` runs  | read lock     |
-//! | `read_or_insert`   | shard write lock, insert, downgrade  | write lock    |
-//! | `retain`           | each shard's write lock in turn      | write lock    |
-//!
-//! Eviction (`retain`) and updates (`read`) therefore never overlap on one
-//! shard: a state is judged idle and removed while no update can touch it.
+//! | `insert`, `remove` | shard write lock                     | write lock    |
 
 use std::borrow::Borrow;
 use std::hash::Hash;
@@ -48,31 +45,6 @@ impl<K: Hash + Eq, V> ShardMap<K, V> {
         Q: Hash + Eq + ?Sized,
     {
         self.map.get(key).map(|entry| f(entry.value()))
-    }
-
-    /// Runs `f` on the value for `key`, inserting `make()` first if absent;
-    /// `f` learns whether this call inserted it.
-    pub(crate) fn read_or_insert<R>(
-        &self,
-        key: K,
-        make: impl FnOnce() -> V,
-        f: impl FnOnce(&V, bool) -> R,
-    ) -> R {
-        match self.map.entry(key) {
-            dashmap::Entry::Occupied(entry) => f(entry.into_ref().downgrade().value(), false),
-            dashmap::Entry::Vacant(entry) => f(entry.insert(make()).downgrade().value(), true),
-        }
-    }
-
-    /// Keeps the entries for which `keep` holds; returns how many it removed.
-    pub(crate) fn retain(&self, mut keep: impl FnMut(&V) -> bool) -> usize {
-        let mut removed = 0;
-        self.map.retain(|_, value| {
-            let kept = keep(value);
-            removed += usize::from(!kept);
-            kept
-        });
-        removed
     }
 
     /// Sets the value for `key`.
@@ -121,28 +93,6 @@ impl<K: Hash + Eq, V> ShardMap<K, V> {
     {
         let map = self.map.read().unwrap_or_else(|e| e.into_inner());
         map.get(key).map(f)
-    }
-
-    pub(crate) fn read_or_insert<R>(
-        &self,
-        key: K,
-        make: impl FnOnce() -> V,
-        f: impl FnOnce(&V, bool) -> R,
-    ) -> R {
-        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        let mut inserted = false;
-        let value = map.entry(key).or_insert_with(|| {
-            inserted = true;
-            make()
-        });
-        f(value, inserted)
-    }
-
-    pub(crate) fn retain(&self, mut keep: impl FnMut(&V) -> bool) -> usize {
-        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        let before = map.len();
-        map.retain(|_, value| keep(value));
-        before - map.len()
     }
 
     pub(crate) fn insert(&self, key: K, value: V) {

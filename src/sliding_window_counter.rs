@@ -9,7 +9,7 @@
 //!
 //! # Packed word
 //!
-//! With `c` = the bit length of the limit (at most 24):
+//! With `c` = the bit length of `limit + 1` (at most 24):
 //!
 //! | bits      | field  | meaning                                           |
 //! |-----------|--------|---------------------------------------------------|
@@ -18,8 +18,10 @@
 //! | c-1..0    | `cur`  | units admitted in the current window              |
 //!
 //! A fresh key is `0`. A key is fresh when both counts that still apply are
-//! zero (its last busy window is two or more windows old). Limits above
-//! `2^24 - 1` saturate to `2^24 - 1`.
+//! zero (its last busy window is two or more windows old). Counts never
+//! exceed the limit, which is below `2^c - 1`, so no state is all ones: that
+//! word is [`PackedWord::RETIRED`]. Limits above `2^24 - 2` saturate to
+//! `2^24 - 2`.
 
 use crate::algorithm::Algorithm;
 use crate::clock::MonotonicClock;
@@ -29,7 +31,8 @@ use crate::packed_word::{PackedWord, Step};
 use crate::quota::Quota;
 use crate::window_tag::{WindowAge, WindowTag};
 
-const MAX_LIMIT: u64 = (1 << 24) - 1;
+/// The largest limit: `limit + 1` must fit the 24 bits of each count.
+const MAX_LIMIT: u64 = (1 << 24) - 2;
 
 /// A keyed sliding-window counter: about `quota.limit()` per any
 /// `quota.window()`-long span.
@@ -213,7 +216,8 @@ impl Algorithm for SlidingWindowCounterRule {
 
     fn from_quota(quota: &Quota) -> Self {
         let limit = quota.limit().min(MAX_LIMIT);
-        let count_bits = u64::BITS - limit.leading_zeros();
+        // One more than the limit fits, so the count fields are never all ones.
+        let count_bits = u64::BITS - (limit + 1).leading_zeros();
         SlidingWindowCounterRule {
             limit,
             window: quota.window_nanos(),
@@ -238,7 +242,7 @@ impl Algorithm for SlidingWindowCounterRule {
     }
 
     #[inline]
-    fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Decision {
+    fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|word| self.step(word, now, cost))
     }
 

@@ -23,6 +23,7 @@ use crate::clock::MonotonicClock;
 use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
 use crate::quota::Quota;
+use crate::retire::Retire;
 use crate::sync::{Mutex, lock};
 
 /// A keyed exact sliding-window log: `quota.limit()` per any
@@ -49,6 +50,11 @@ struct Log {
     entries: VecDeque<(u64, u64)>,
     /// Sum of `units` over `entries`.
     total: u64,
+    /// Admissions so far: a sweep that judged the log between two locks
+    /// retires it only if no admission came in between.
+    admissions: u64,
+    /// Taken out of service by the store; every request is refused entry.
+    retired: bool,
 }
 
 impl Log {
@@ -92,7 +98,14 @@ impl Log {
 }
 
 impl SlidingWindowLogRule {
-    fn decide(&self, log: &mut Log, now: u64, cost: u64) -> Decision {
+    fn decide(&self, log: &mut Log, now: u64, cost: u64) -> Option<Decision> {
+        if log.retired {
+            return None;
+        }
+        Some(self.decide_live(log, now, cost))
+    }
+
+    fn decide_live(&self, log: &mut Log, now: u64, cost: u64) -> Decision {
         let now = log.clamp(now);
         log.expire(now, self.window);
         let wanted = cost.max(1);
@@ -110,6 +123,7 @@ impl SlidingWindowLogRule {
             _ => log.entries.push_back((now, cost)),
         }
         log.total += cost;
+        log.admissions += 1;
         Decision::admit(
             self.limit,
             self.limit - log.total,
@@ -144,18 +158,61 @@ impl Algorithm for SlidingWindowLogRule {
         self.limit
     }
 
-    fn check(&self, state: &LogState, now: u64, cost: u64) -> Decision {
+    fn check(&self, state: &LogState, now: u64, cost: u64) -> Option<Decision> {
         self.decide(&mut lock(&state.inner), now, cost)
     }
 
     fn is_fresh(&self, state: &LogState, now: u64) -> bool {
         let log = lock(&state.inner);
-        log.entries
-            .back()
-            .is_none_or(|&(at, _)| at.saturating_add(self.window) <= now)
+        !log.retired
+            && log
+                .entries
+                .back()
+                .is_none_or(|&(at, _)| at.saturating_add(self.window) <= now)
     }
 
     fn reset_bound_nanos(&self) -> u64 {
         self.window
+    }
+}
+
+impl Retire for LogState {
+    fn is_retired(&self) -> bool {
+        lock(&self.inner).retired
+    }
+
+    fn retire_if(&self, idle: impl Fn(&Self) -> bool) -> bool {
+        // `idle` takes the lock itself, so it judges between two locks; the
+        // admission count tells whether the log changed in between.
+        let before = lock(&self.inner).admissions;
+        if !idle(self) {
+            return false;
+        }
+        let mut log = lock(&self.inner);
+        if log.retired || log.admissions != before {
+            return false;
+        }
+        log.retired = true;
+        true
+    }
+
+    fn retire_and_take(&self) -> Option<Self> {
+        let mut log = lock(&self.inner);
+        if log.retired {
+            return None;
+        }
+        let taken = std::mem::take(&mut *log);
+        log.retired = true;
+        Some(LogState {
+            inner: Mutex::new(taken),
+        })
+    }
+
+    fn revive(&self, fresh: Self) {
+        let fresh = fresh
+            .inner
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *lock(&self.inner) = fresh;
     }
 }

@@ -1,4 +1,4 @@
-//! The keyed store: per-key states in a [`ShardMap`], with an optional cap
+//! The keyed store: per-key states in a [`StateMap`], with an optional cap
 //! on tracked keys and an amortised sweep of idle ones.
 
 use std::borrow::Borrow;
@@ -7,7 +7,8 @@ use std::hash::Hash;
 use crossbeam_utils::CachePadded;
 
 use crate::options::KeyedOptions;
-use crate::shard_map::ShardMap;
+use crate::retire::Retire;
+use crate::state_map::StateMap;
 use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 
 /// Counters touched only when keys come and go, padded away from the map
@@ -27,8 +28,8 @@ struct Bookkeeping {
 }
 
 /// Per-key states of type `V` under keys `K`.
-pub(crate) struct Store<K, V> {
-    map: ShardMap<K, V>,
+pub(crate) struct Store<K: Send + Sync, V: Send + Sync> {
+    map: StateMap<K, V>,
     books: CachePadded<Bookkeeping>,
     options: KeyedOptions,
     /// How long a state must have been fresh for the automatic sweep.
@@ -43,7 +44,7 @@ pub(crate) enum Inserted<R> {
     Full,
 }
 
-impl<K: Hash + Eq, V> Store<K, V> {
+impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
     /// A store; `default_grace` applies unless `options` sets a grace.
     pub(crate) fn new(options: KeyedOptions, default_grace: u64) -> Self {
         let books = Bookkeeping::default();
@@ -51,21 +52,49 @@ impl<K: Hash + Eq, V> Store<K, V> {
             .sweep_due
             .store(options.min_sweep_interval, Ordering::Relaxed);
         Store {
-            map: ShardMap::new(options.shards),
+            map: StateMap::new(options.shards),
             books: CachePadded::new(books),
             options,
             grace: options.sweep_grace_nanos.unwrap_or(default_grace),
         }
     }
 
-    /// Runs `f` on the state for `key` if it is tracked.
+    /// Runs `f` on the state for `key` without a lock; `None` when this
+    /// thread's view misses the key or `f` found the state retired, and the
+    /// caller must look again with [`read_locked`](Self::read_locked) or
+    /// [`insert_and`](Self::insert_and).
     #[inline]
-    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> Option<R>) -> Option<R>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         self.map.read(key, f)
+    }
+
+    /// Runs `f` on `key`'s live state and the time to judge it at (see
+    /// [`insert_and`](Self::insert_and)); `None` if the key is not tracked.
+    pub(crate) fn read_locked<Q, R>(
+        &self,
+        key: &Q,
+        now: u64,
+        f: impl FnOnce(&V, u64) -> R,
+    ) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.map
+            .read_locked(key, |state| f(state, self.judge_at(now)))
+    }
+
+    /// The time to judge a key at under its shard's lock: `now`, or the
+    /// later reading a sweep already judged states at.
+    fn judge_at(&self, now: u64) -> u64 {
+        // Relaxed: a sweep raises `swept_at` before it takes any shard lock
+        // to retire states, and the caller holds the lock of the key's
+        // shard, so a sweep that retired this key is ordered before it.
+        now.max(self.books.swept_at.load(Ordering::Relaxed))
     }
 
     /// Tracks `key` (fresh state from `make`) and runs `f` on its state,
@@ -82,13 +111,14 @@ impl<K: Hash + Eq, V> Store<K, V> {
         key: K,
         now: u64,
         make: impl FnOnce() -> V,
-        f: impl FnOnce(&V, u64) -> R,
+        f: impl Fn(&V, u64) -> R,
         idle: impl Fn(&V, u64) -> bool,
     ) -> Inserted<R> {
-        // Relaxed: this thread missed the key under the shard lock, which the
-        // sweep that removed it released after raising `swept_at`; that lock
-        // hand-off orders the raise before this load.
-        let now = now.max(self.books.swept_at.load(Ordering::Relaxed));
+        // A lock-free miss may only mean this thread's view is stale: a key
+        // still tracked needs no slot, even at the cap.
+        if let Some(result) = self.read_locked(&key, now, &f) {
+            return Inserted::Ran(result);
+        }
         if !self.reserve_slot(now, &idle) {
             return Inserted::Full;
         }
@@ -98,7 +128,7 @@ impl<K: Hash + Eq, V> Store<K, V> {
                 // Relaxed: a plain counter; the map's locks order the entries.
                 self.books.tracked.fetch_sub(1, Ordering::Relaxed);
             }
-            f(state, now)
+            f(state, self.judge_at(now))
         });
         if self.options.auto_sweep {
             self.maybe_auto_sweep(now, &idle);
@@ -181,12 +211,13 @@ impl<K: Hash + Eq, V> Store<K, V> {
 
     /// Drops every state for which `idle` holds at `now`; returns how many.
     ///
-    /// Each shard is judged under its write lock, so no update runs on a
-    /// state between the test and its removal.
+    /// Each state is retired by one atomic step that only succeeds on the
+    /// value judged idle, so no update lands between the test and the
+    /// removal; later updates see it retired and look again.
     pub(crate) fn sweep(&self, now: u64, idle: impl Fn(&V, u64) -> bool) -> usize {
         // Relaxed: published to inserters through the shard locks taken below.
         let now = now.max(self.books.swept_at.fetch_max(now, Ordering::Relaxed));
-        let removed = self.map.retain(|state| !idle(state, now));
+        let removed = self.map.sweep(|state| idle(state, now));
         // Relaxed: a count; the map's locks already ordered the removals.
         self.books.tracked.fetch_sub(removed, Ordering::Relaxed);
         removed
@@ -201,16 +232,17 @@ impl<K: Hash + Eq, V> Store<K, V> {
 #[cfg(all(test, not(tollgate_loom)))]
 mod tests {
     use super::*;
+    use crate::packed_word::PackedWord;
 
     /// A state that is the time it became fresh.
-    fn fresh_since(state: &u64, at: u64) -> bool {
-        *state <= at
+    fn fresh_since(state: &PackedWord, at: u64) -> bool {
+        state.load() <= at
     }
 
-    fn store_with_one_key(fresh_at: u64) -> Store<u64, u64> {
+    fn store_with_one_key(fresh_at: u64) -> Store<u64, PackedWord> {
         let options = KeyedOptions::new().min_sweep_interval(1);
         let store = Store::new(options, 1_000);
-        let inserted = store.insert_and(1, 0, || fresh_at, |_, _| (), fresh_since);
+        let inserted = store.insert_and(1, 0, || PackedWord::new(fresh_at), |_, _| (), fresh_since);
         assert!(matches!(inserted, Inserted::Ran(())));
         store
     }
@@ -236,8 +268,8 @@ mod tests {
     #[test]
     fn a_set_grace_replaces_the_default() {
         let options = KeyedOptions::new().sweep_grace(std::time::Duration::from_nanos(10));
-        let store: Store<u64, u64> = Store::new(options, 1_000);
-        let _ = store.insert_and(1, 0, || 500, |_, _| (), fresh_since);
+        let store: Store<u64, PackedWord> = Store::new(options, 1_000);
+        let _ = store.insert_and(1, 0, || PackedWord::new(500), |_, _| (), fresh_since);
         store.auto_sweep(511, &fresh_since);
         assert_eq!(store.len(), 0);
     }

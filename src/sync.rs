@@ -8,13 +8,13 @@
 #[cfg(not(tollgate_loom))]
 pub(crate) use std::sync::{
     Arc, Mutex, MutexGuard,
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering},
 };
 
 #[cfg(tollgate_loom)]
 pub(crate) use loom::sync::{
     Arc, Mutex, MutexGuard, RwLock,
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering},
 };
 
 /// Locks `mutex`, recovering the data if a panicking thread poisoned it.

@@ -16,7 +16,8 @@
 //! | 63..0  | `TAT` | clock nanoseconds at which the bucket is full again  |
 //!
 //! A fresh key is `TAT = 0`: full at any `now`. A key with `TAT ≤ now` is
-//! full and carries no information, so it may be evicted.
+//! full and carries no information, so it may be evicted. `TAT` saturates
+//! at `2^64 - 2`: all ones is [`PackedWord::RETIRED`].
 //!
 //! # Rounding and saturation
 //!
@@ -35,6 +36,9 @@ use crate::quota::Quota;
 
 /// The largest tolerance kept, so `now + τ` stays far from `u64::MAX`.
 const MAX_TOLERANCE_NANOS: u64 = 1 << 62;
+
+/// The latest `TAT` stored: one below the retired marker.
+pub(crate) const MAX_TAT: u64 = PackedWord::RETIRED - 1;
 
 /// A keyed token bucket: capacity `quota.burst()`, refilling
 /// `quota.limit()` tokens per `quota.window()`; starts full.
@@ -108,7 +112,7 @@ impl TokenBucketRule {
         let remaining = (self.tolerance - after) / self.interval;
         Step {
             decision: Decision::admit(self.capacity, remaining, after),
-            next: Some(now.saturating_add(after)),
+            next: Some(now.saturating_add(after).min(MAX_TAT)),
         }
     }
 }
@@ -145,7 +149,7 @@ impl Algorithm for TokenBucketRule {
     }
 
     #[inline]
-    fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Decision {
+    fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|tat| self.step(tat, now, cost))
     }
 

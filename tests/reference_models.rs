@@ -86,7 +86,7 @@ impl Model for TokenBucketModel {
 
 // ---------------------------------------------------------------- fixed window
 
-/// At most `min(limit, 2^32 - 1)` units in each window `[kW, (k+1)W)`.
+/// At most `min(limit, 2^32 - 2)` units in each window `[kW, (k+1)W)`.
 struct FixedWindowModel {
     limit: u64,
     window: u64,
@@ -97,7 +97,7 @@ struct FixedWindowModel {
 impl Model for FixedWindowModel {
     fn new(quota: &Quota) -> Self {
         FixedWindowModel {
-            limit: quota.limit().min(u64::from(u32::MAX)),
+            limit: quota.limit().min(u64::from(u32::MAX) - 1),
             window: quota.window_nanos(),
             keys: vec![(0, 0); KEYS as usize],
         }
@@ -143,7 +143,7 @@ struct CounterState {
 }
 
 /// Passes `n` at offset `e` into a window when
-/// `prev·(W - e) + (cur + n)·W ≤ limit·W`, `limit ≤ 2^24 - 1`.
+/// `prev·(W - e) + (cur + n)·W ≤ limit·W`, `limit ≤ 2^24 - 2`.
 struct CounterModel {
     limit: u64,
     window: u64,
@@ -198,7 +198,7 @@ impl CounterModel {
 impl Model for CounterModel {
     fn new(quota: &Quota) -> Self {
         CounterModel {
-            limit: quota.limit().min((1 << 24) - 1),
+            limit: quota.limit().min((1 << 24) - 2),
             window: quota.window_nanos(),
             keys: vec![
                 CounterState {

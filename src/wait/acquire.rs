@@ -111,7 +111,7 @@ pub trait Acquire<Q: ?Sized = str>: RateLimiter<Q> {
 
 impl<K, C, Q> Acquire<Q> for KeyedLimiter<TokenBucketRule, K, C>
 where
-    K: Hash + Eq + Borrow<Q> + Send + Sync,
+    K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
     C: Clock,
     Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
 {
@@ -168,7 +168,7 @@ macro_rules! acquire_by_rechecking {
     ($($rule:ty),* $(,)?) => {$(
         impl<K, C, Q> Acquire<Q> for KeyedLimiter<$rule, K, C>
         where
-            K: Hash + Eq + Borrow<Q> + Send + Sync,
+            K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
             C: Clock,
             Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
         {

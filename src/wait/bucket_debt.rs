@@ -31,7 +31,7 @@ use crate::direct::DirectLimiter;
 use crate::error::InsufficientCapacity;
 use crate::keyed::KeyedLimiter;
 use crate::packed_word::{PackedWord, Step};
-use crate::token_bucket::TokenBucketRule;
+use crate::token_bucket::{MAX_TAT, TokenBucketRule};
 use crate::wait::error::WaitError;
 use crate::wait::reservation::{Reservation, Reserve, Ticket};
 
@@ -64,7 +64,8 @@ fn reserve_step(
     if wait > max_wait {
         return (unchanged, Err(timeout(wait)));
     }
-    let Some(next_tat) = now.checked_add(after) else {
+    // Saturated one below the retired marker, as in the plain step.
+    let Some(next_tat) = now.checked_add(after).map(|tat| tat.min(MAX_TAT)) else {
         return (unchanged, Err(timeout(u64::MAX)));
     };
     // ready_at <= next_tat, so it fits too.
@@ -106,14 +107,14 @@ fn cancel_step(rule: &TokenBucketRule, tat: u64, now: u64, ticket: &Ticket) -> O
     Some(now + debt.saturating_sub(restore * interval))
 }
 
-/// Applies [`reserve_step`] to `word` atomically.
+/// Applies [`reserve_step`] to `word` atomically; `None` if it is retired.
 fn reserve_on(
     rule: &TokenBucketRule,
     word: &PackedWord,
     now: u64,
     cost: u64,
     max_wait: u64,
-) -> Result<Ticket, WaitError> {
+) -> Option<Result<Ticket, WaitError>> {
     let mut outcome = Err(WaitError::KeyCapReached);
     word.update(|tat| {
         // The closure runs once per CAS attempt; the last run is the one
@@ -121,21 +122,22 @@ fn reserve_on(
         let (step, ticket) = reserve_step(rule, tat, now, cost, max_wait);
         outcome = ticket;
         step
-    });
-    outcome
+    })?;
+    Some(outcome)
 }
 
-/// Applies [`cancel_step`] to `word` atomically.
-fn cancel_on(rule: &TokenBucketRule, word: &PackedWord, now: u64, ticket: &Ticket) {
+/// Applies [`cancel_step`] to `word` atomically; `None` if it is retired.
+fn cancel_on(rule: &TokenBucketRule, word: &PackedWord, now: u64, ticket: &Ticket) -> Option<()> {
     word.update(|tat| Step {
         decision: Decision::admit(rule.capacity(), 0, tat.saturating_sub(now)),
         next: cancel_step(rule, tat, now, ticket),
-    });
+    })
+    .map(drop)
 }
 
 impl<K, C, Q> Reserve<Q> for KeyedLimiter<TokenBucketRule, K, C>
 where
-    K: Hash + Eq + Borrow<Q> + Send + Sync,
+    K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
     C: Clock,
     Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
 {
@@ -190,7 +192,9 @@ impl<C: Clock> Reserve<()> for DirectLimiter<TokenBucketRule, C> {
         let rule = self.rule();
         InsufficientCapacity::check(cost, rule.capacity())?;
         let now = self.clock().now_nanos();
-        let ticket = reserve_on(rule, self.state(), now, cost, duration_to_nanos(max_wait))?;
+        // A direct limiter's state is never retired.
+        let ticket = reserve_on(rule, self.state(), now, cost, duration_to_nanos(max_wait))
+            .unwrap_or(Err(WaitError::KeyCapReached))?;
         Ok(Reservation::new(self, (), ticket))
     }
 
@@ -200,7 +204,8 @@ impl<C: Clock> Reserve<()> for DirectLimiter<TokenBucketRule, C> {
 
     fn give_back(&self, _key: &(), ticket: Ticket) {
         let now = self.clock().now_nanos();
-        cancel_on(self.rule(), self.state(), now, &ticket);
+        // A direct limiter's state is never retired, so this always applies.
+        let _ = cancel_on(self.rule(), self.state(), now, &ticket);
     }
 }
 

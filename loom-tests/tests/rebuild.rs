@@ -1,0 +1,100 @@
+//! A shard moving its states to a new table while requests use the old one,
+//! through the real `KeyedLimiter` (under `--cfg tollgate_loom` a table has
+//! two slots, so the second key of the shard makes it move).
+//!
+//! The key is spent once before the threads start. One thread spends on it
+//! twice; another brings a new key, whose insertion retires every state of
+//! the old table and moves it to a new one. Whether the move lands before,
+//! between or during the spends, every decision on the old key must be
+//! explained by one serial order, and no unit may be lost or duplicated in
+//! the move: the last peek sees exactly what was admitted.
+#![cfg(tollgate_loom)]
+
+use std::time::Duration;
+
+use loom::sync::Arc;
+use loom::thread;
+use tollgate::{
+    Algorithm, FixedWindowRule, KeyedLimiter, Quota, SlidingWindowCounterRule,
+    SlidingWindowLogRule, TokenBucketRule,
+};
+use tollgate_loom_tests::reference::{Bucket, Log, SlidingCounts, Windows};
+use tollgate_loom_tests::scenarios::assert_well_formed;
+use tollgate_loom_tests::serial::{Reference, Timing, assert_explained, observe};
+use tollgate_loom_tests::{Bound, RecordingClock, explore};
+
+const KEY: &str = "client";
+const NEW_KEY: &str = "newcomer";
+const LIMIT: u64 = 2;
+
+fn move_while_spending<A, R>(bound: Bound, reference: R)
+where
+    A: Algorithm,
+    R: Reference + Send + Sync + 'static,
+{
+    explore(bound, move || {
+        // Time stands still: only the interleaving varies.
+        let clock = RecordingClock::at(Duration::from_millis(250));
+        let limiter = Arc::new(KeyedLimiter::<A, String, _>::with_clock(
+            Quota::per_second(LIMIT),
+            clock,
+        ));
+        let before = observe(&*limiter, KEY, 1);
+
+        let spender = {
+            let limiter = Arc::clone(&limiter);
+            thread::spawn(move || vec![observe(&*limiter, KEY, 1), observe(&*limiter, KEY, 1)])
+        };
+        let newcomer = {
+            let limiter = Arc::clone(&limiter);
+            thread::spawn(move || observe(&*limiter, NEW_KEY, 1))
+        };
+        let threads = vec![spender.join().expect("spending thread panicked")];
+        let new_key = newcomer.join().expect("inserting thread panicked");
+        let last = observe(&*limiter, KEY, 0);
+
+        assert!(
+            new_key.answer.allowed,
+            "model violation: a new key was refused its first unit: {new_key:?}"
+        );
+        assert_eq!(limiter.len(), 2, "model violation: a key was lost in the move");
+        assert_well_formed(LIMIT, &threads[0]);
+        assert_explained(&reference, &[before], &threads, &[last], Timing::AsRead);
+    });
+}
+
+#[test]
+fn token_bucket_survives_a_table_move() {
+    let reference = Bucket {
+        capacity: LIMIT,
+        interval: 1_000_000_000 / LIMIT,
+    };
+    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), reference);
+}
+
+#[test]
+fn fixed_window_survives_a_table_move() {
+    let reference = Windows {
+        limit: LIMIT,
+        window: 1_000_000_000,
+    };
+    move_while_spending::<FixedWindowRule, _>(Bound::Preemptions(3), reference);
+}
+
+#[test]
+fn sliding_counter_survives_a_table_move() {
+    let reference = SlidingCounts {
+        limit: LIMIT,
+        window: 1_000_000_000,
+    };
+    move_while_spending::<SlidingWindowCounterRule, _>(Bound::Preemptions(3), reference);
+}
+
+#[test]
+fn sliding_log_survives_a_table_move() {
+    let reference = Log {
+        limit: LIMIT,
+        window: 1_000_000_000,
+    };
+    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), reference);
+}

@@ -1,0 +1,268 @@
+//! [`StateMap`]: the keyed store's map from keys to per-key states, with
+//! lookups that write no shared memory.
+//!
+//! The keys are split over shards by hash. Each shard holds its current
+//! [`Table`] behind a lock that only writers take: inserting a key, sweeping
+//! idle states, moving the live states to a new table when the table fills
+//! or empties. Each thread keeps, per shard, a reference to the table it
+//! last saw (a per-thread cache, so a lookup needs no reference-count
+//! update), and looks keys up in it with plain loads:
+//!
+//! | lookup finds                          | what the caller does                    |
+//! |---------------------------------------|-----------------------------------------|
+//! | the key, state live                   | updates the state (its own CAS or lock) |
+//! | the key, state retired                | looks again under the shard lock        |
+//! | no key (or no table cached yet)       | looks again under the shard lock        |
+//!
+//! Under the lock the caller refreshes its cached table and finds the key's
+//! live state, revives a retired one, or inserts a new one. Writers retire a
+//! state (see [`Retire`]) before they drop or move it, and no update applies
+//! to a retired state, so a thread still holding an old table can never
+//! update a state that has been replaced: it only ever sends the caller to
+//! the lock. An old table is freed when the last thread caching it comes
+//! back to that shard (or exits, or the map is dropped), so memory holds at
+//! most one superseded table per thread and shard.
+//!
+//! Under `--cfg tollgate_loom` there is no per-thread cache (`loom` runs its
+//! threads on one OS thread): a lookup takes the shard lock just long enough
+//! to clone the current table's `Arc`, then uses that table after releasing
+//! the lock, so a rebuild or sweep can still run between the two, as with a
+//! stale cache.
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+
+use crossbeam_utils::CachePadded;
+
+use crate::retire::Retire;
+use crate::state_table::Table;
+use crate::sync::{Arc, Mutex, lock};
+
+/// Fewest slots in a table.
+#[cfg(not(tollgate_loom))]
+const MIN_CAPACITY: usize = 16;
+
+/// Under loom, two slots: the second key of a shard already moves the table,
+/// so small models cover rebuilds racing lookups.
+#[cfg(tollgate_loom)]
+const MIN_CAPACITY: usize = 2;
+
+/// Shards when none are asked for: four per CPU (one under loom, whose
+/// models need no spreading and stay smaller without it).
+fn default_shards() -> usize {
+    if cfg!(tollgate_loom) {
+        return 1;
+    }
+    4 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+#[cfg(not(tollgate_loom))]
+type Hasher = foldhash::fast::RandomState;
+
+/// A fixed-key hasher under loom: each execution must see the same layout.
+#[cfg(tollgate_loom)]
+type Hasher = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
+
+/// One shard's current table and its counts, under the shard lock.
+struct Shard<K, V> {
+    table: Arc<Table<K, V>>,
+    /// Slots taken: live entries plus retired ones.
+    taken: usize,
+    /// Entries whose state is live.
+    live: usize,
+}
+
+/// Per-key states of type `V` under keys `K`.
+pub(crate) struct StateMap<K: Send + Sync, V: Send + Sync> {
+    hasher: Hasher,
+    shards: Box<[CachePadded<Mutex<Shard<K, V>>>]>,
+    /// Each thread's tables, one slot per shard.
+    #[cfg(not(tollgate_loom))]
+    cached: thread_local::ThreadLocal<std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>>>,
+}
+
+impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V> {
+    /// A map with `shards` shards (rounded up to a power of two, 1 to 65536),
+    /// or four per CPU when `None`.
+    pub(crate) fn new(shards: Option<usize>) -> Self {
+        let count = shards
+            .unwrap_or_else(default_shards)
+            .clamp(1, 1 << 16)
+            .next_power_of_two();
+        StateMap {
+            hasher: Hasher::default(),
+            shards: (0..count)
+                .map(|_| {
+                    CachePadded::new(Mutex::new(Shard {
+                        table: Arc::new(Table::with_capacity(MIN_CAPACITY)),
+                        taken: 0,
+                        live: 0,
+                    }))
+                })
+                .collect(),
+            #[cfg(not(tollgate_loom))]
+            cached: thread_local::ThreadLocal::new(),
+        }
+    }
+
+    #[inline]
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// The shard for `hash`: bits above the seven the tags use; the table
+    /// index uses the top bits.
+    #[inline]
+    fn shard_of(&self, hash: u64) -> usize {
+        // Truncation keeps the low bits, which the mask selects anyway.
+        (hash >> 7) as usize & (self.shards.len() - 1)
+    }
+
+    /// Runs `f` on `key`'s state if this thread's table for its shard holds
+    /// it; `None` when it does not, or `f` returns `None` (the state was
+    /// retired). Either way the caller looks again with a locked method.
+    #[inline]
+    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> Option<R>) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hash(key);
+        let shard = self.shard_of(hash);
+        self.with_table(shard, |table| table.find(hash, key).and_then(f))
+    }
+
+    /// Runs `f` on this thread's table for `shard`; `None` if it has none.
+    #[cfg(not(tollgate_loom))]
+    #[inline]
+    fn with_table<R>(&self, shard: usize, f: impl FnOnce(&Table<K, V>) -> Option<R>) -> Option<R> {
+        let cached = self
+            .cached
+            .get_or(|| self.empty_cache())
+            .try_borrow()
+            .ok()?;
+        f(cached[shard].as_deref()?)
+    }
+
+    /// Runs `f` on the shard's current table, read under its lock and used
+    /// after it (see the module docs).
+    #[cfg(tollgate_loom)]
+    fn with_table<R>(&self, shard: usize, f: impl FnOnce(&Table<K, V>) -> Option<R>) -> Option<R> {
+        let table = Arc::clone(&lock(&self.shards[shard]).table);
+        f(&table)
+    }
+
+    #[cfg(not(tollgate_loom))]
+    fn empty_cache(&self) -> std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>> {
+        std::cell::RefCell::new((0..self.shards.len()).map(|_| None).collect())
+    }
+
+    /// Makes `table` this thread's table for `shard`.
+    #[cfg(not(tollgate_loom))]
+    fn remember(&self, shard: usize, table: &Arc<Table<K, V>>) {
+        let cached = self.cached.get_or(|| self.empty_cache());
+        // Busy only if a lookup on this thread is still running: skip.
+        if let Ok(mut cached) = cached.try_borrow_mut() {
+            let slot = &mut cached[shard];
+            if !slot.as_ref().is_some_and(|old| Arc::ptr_eq(old, table)) {
+                *slot = Some(Arc::clone(table));
+            }
+        }
+    }
+
+    #[cfg(tollgate_loom)]
+    fn remember(&self, _shard: usize, _table: &Arc<Table<K, V>>) {}
+
+    /// Runs `f` on `key`'s live state under its shard's lock; `None` if the
+    /// key has none. No state is retired while the lock is held.
+    pub(crate) fn read_locked<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hash(key);
+        let index = self.shard_of(hash);
+        let shard = lock(&self.shards[index]);
+        self.remember(index, &shard.table);
+        let state = shard.table.find(hash, key)?;
+        (!state.is_retired()).then(|| f(state))
+    }
+
+    /// Runs `f` on `key`'s live state under its shard's lock, starting the
+    /// key with `make()` first if it has none; `f` learns whether it did.
+    pub(crate) fn read_or_insert<R>(
+        &self,
+        key: K,
+        make: impl FnOnce() -> V,
+        f: impl FnOnce(&V, bool) -> R,
+    ) -> R {
+        let hash = self.hash(&key);
+        let index = self.shard_of(hash);
+        let mut guard = lock(&self.shards[index]);
+        let shard = &mut *guard;
+        if let Some(state) = shard.table.find(hash, &key) {
+            self.remember(index, &shard.table);
+            if !state.is_retired() {
+                return f(state, false);
+            }
+            state.revive(make());
+            shard.live += 1;
+            return f(state, true);
+        }
+        // Keep an eighth of the slots empty, so probes stay short and end.
+        if (shard.taken + 1) * 8 > shard.table.capacity() * 7 {
+            let keys = shard.live + 1;
+            self.rebuild(shard, keys);
+        }
+        self.remember(index, &shard.table);
+        shard.taken += 1;
+        shard.live += 1;
+        f(shard.table.put(hash, key, make()), true)
+    }
+
+    /// Retires and drops every live state for which `idle` holds; returns
+    /// how many. Each shard is swept under its lock.
+    pub(crate) fn sweep(&self, idle: impl Fn(&V) -> bool) -> usize {
+        let mut removed = 0;
+        for cell in self.shards.iter() {
+            let mut shard = lock(cell);
+            let retired = shard
+                .table
+                .entries()
+                .filter(|(_, state)| state.retire_if(&idle))
+                .count();
+            shard.live -= retired;
+            removed += retired;
+            // Give the space back once most slots hold retired states.
+            if shard.taken > MIN_CAPACITY && shard.live * 2 < shard.taken {
+                let keys = shard.live;
+                self.rebuild(&mut shard, keys);
+            }
+        }
+        removed
+    }
+
+    /// Moves the shard's live states to a new table sized for `keys` keys
+    /// (filled to at most five eighths). The old table's states are retired
+    /// as they are taken, so a thread still using it looks again under the
+    /// lock this caller holds.
+    fn rebuild(&self, shard: &mut Shard<K, V>, keys: usize) {
+        let capacity = (keys * 8 / 5 + 1).max(MIN_CAPACITY);
+        let table = Table::with_capacity(capacity);
+        let mut live = 0;
+        for (key, state) in shard.table.entries() {
+            if let Some(moved) = state.retire_and_take() {
+                table.put(self.hash(key), key.clone(), moved);
+                live += 1;
+            }
+        }
+        shard.table = Arc::new(table);
+        shard.taken = live;
+        shard.live = live;
+    }
+
+    /// Keys with a live state now (takes every shard's lock in turn).
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|cell| lock(cell).live).sum()
+    }
+}

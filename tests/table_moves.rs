@@ -1,0 +1,134 @@
+//! Lookups take no lock, so a thread may still hold a table its shard has
+//! already replaced. These tests move tables (by inserting many keys into
+//! one shard, and by sweeps that leave most slots retired) while other
+//! threads spend, and check with time frozen that every unit is counted
+//! exactly once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use tollgate::{
+    Algorithm, FixedWindowRule, KeyedLimiter, KeyedOptions, ManualClock, Quota, RateLimiter,
+    SlidingWindowCounterRule, SlidingWindowLogRule, TokenBucketRule,
+};
+
+const SPENDERS: usize = 3;
+const HOT_KEYS: u64 = 8;
+const LIMIT: u64 = 50;
+
+type Limiter<A> = KeyedLimiter<A, u64, ManualClock>;
+
+/// One shard, so every insertion grows the hot keys' table.
+fn one_shard<A: Algorithm>() -> Arc<Limiter<A>> {
+    let options = KeyedOptions::new().shards(1).auto_sweep(false);
+    Arc::new(Limiter::<A>::with_options(
+        Quota::per_minute(LIMIT),
+        ManualClock::new(),
+        options,
+    ))
+}
+
+/// Spenders hammer the hot keys while another thread inserts `newcomers`
+/// keys, moving the table many times; each hot key admits exactly `LIMIT`.
+fn spends_survive_growth<A: Algorithm>(newcomers: u64) {
+    let limiter = one_shard::<A>();
+    let inserting = Arc::new(AtomicBool::new(true));
+    let start = Arc::new(Barrier::new(SPENDERS + 1));
+    let spenders: Vec<_> = (0..SPENDERS)
+        .map(|_| {
+            let (limiter, inserting, start) = (limiter.clone(), inserting.clone(), start.clone());
+            thread::spawn(move || {
+                let mut admitted = vec![0u64; HOT_KEYS as usize];
+                start.wait();
+                // Keep spending while the table moves, then once more each.
+                let mut rounds = 0;
+                while inserting.load(Ordering::Relaxed) || rounds < 2 * LIMIT {
+                    for key in 0..HOT_KEYS {
+                        admitted[key as usize] += u64::from(limiter.allow(&key));
+                    }
+                    rounds += 1;
+                }
+                admitted
+            })
+        })
+        .collect();
+    start.wait();
+    for key in HOT_KEYS..HOT_KEYS + newcomers {
+        assert!(limiter.allow(&key), "newcomer {key} refused its first unit");
+    }
+    inserting.store(false, Ordering::Relaxed);
+    let per_thread: Vec<Vec<u64>> = spenders.into_iter().map(|h| h.join().unwrap()).collect();
+    for key in 0..HOT_KEYS {
+        let admitted: u64 = per_thread.iter().map(|counts| counts[key as usize]).sum();
+        assert_eq!(
+            admitted, LIMIT,
+            "key {key}: {admitted} admitted, limit {LIMIT}"
+        );
+        let peek = limiter.check_n(&key, 0).unwrap();
+        assert_eq!(peek.remaining(), 0, "key {key} after the moves: {peek:?}");
+    }
+    assert_eq!(limiter.len() as u64, HOT_KEYS + newcomers);
+}
+
+#[test]
+fn token_bucket_units_survive_table_growth() {
+    spends_survive_growth::<TokenBucketRule>(20_000);
+}
+
+#[test]
+fn fixed_window_units_survive_table_growth() {
+    spends_survive_growth::<FixedWindowRule>(20_000);
+}
+
+#[test]
+fn sliding_counter_units_survive_table_growth() {
+    spends_survive_growth::<SlidingWindowCounterRule>(20_000);
+}
+
+#[test]
+fn sliding_log_units_survive_table_growth() {
+    spends_survive_growth::<SlidingWindowLogRule>(5_000);
+}
+
+/// A thread whose cached table was replaced (by growth, then by a sweep
+/// that retired most slots) while it waited still sees its key's spent
+/// units when it comes back.
+#[test]
+fn a_thread_back_from_waiting_sees_the_moved_state() {
+    let limiter = one_shard::<TokenBucketRule>();
+    let (go_on, wait) = std::sync::mpsc::channel::<()>();
+    let (paused, pause) = std::sync::mpsc::channel::<()>();
+    let spender = {
+        let limiter = limiter.clone();
+        thread::spawn(move || {
+            // Caches the first table and spends all but one unit of key 0.
+            let spent = (0..LIMIT - 1).filter(|_| limiter.allow(&0)).count();
+            paused.send(()).unwrap();
+            wait.recv().unwrap();
+            let answers: Vec<bool> = (0..3).map(|_| limiter.allow(&0)).collect();
+            (spent, answers)
+        })
+    };
+    pause.recv().unwrap();
+    // Grow the table many times over with newcomers spending one unit each.
+    let newcomers = 10_000;
+    for key in 1..=newcomers {
+        assert!(limiter.allow(&key));
+    }
+    assert_eq!(limiter.len() as u64, newcomers + 1);
+    // One refill interval later the newcomers are full again and key 0 has
+    // one unit back: the sweep retires all but key 0 and shrinks the table.
+    limiter
+        .clock()
+        .advance(std::time::Duration::from_millis(60_000 / LIMIT));
+    assert_eq!(limiter.evict_idle() as u64, newcomers);
+    assert_eq!(limiter.len(), 1);
+    // Spent here, through the new table: a stale copy would not know it.
+    assert!(limiter.allow(&0));
+    go_on.send(()).unwrap();
+    let (spent, answers) = spender.join().unwrap();
+    assert_eq!(spent as u64, LIMIT - 1);
+    // Of the unit left and the one refilled, one is spent above: one passes.
+    assert_eq!(answers, [true, false, false]);
+}

@@ -63,6 +63,13 @@ type Hasher = foldhash::fast::RandomState;
 #[cfg(tollgate_loom)]
 type Hasher = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
 
+/// A shard's lock around its current table and counts.
+type ShardLock<K, V> = CachePadded<Mutex<Shard<K, V>>>;
+
+/// One thread's table per shard (`None` until it first takes the lock).
+#[cfg(not(tollgate_loom))]
+type TableCache<K, V> = std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>>;
+
 /// One shard's current table and its counts, under the shard lock.
 struct Shard<K, V> {
     table: Arc<Table<K, V>>,
@@ -75,10 +82,10 @@ struct Shard<K, V> {
 /// Per-key states of type `V` under keys `K`.
 pub(crate) struct StateMap<K: Send + Sync, V: Send + Sync> {
     hasher: Hasher,
-    shards: Box<[CachePadded<Mutex<Shard<K, V>>>]>,
+    shards: Box<[ShardLock<K, V>]>,
     /// Each thread's tables, one slot per shard.
     #[cfg(not(tollgate_loom))]
-    cached: thread_local::ThreadLocal<std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>>>,
+    cached: thread_local::ThreadLocal<TableCache<K, V>>,
 }
 
 impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V> {
@@ -153,7 +160,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     }
 
     #[cfg(not(tollgate_loom))]
-    fn empty_cache(&self) -> std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>> {
+    fn empty_cache(&self) -> TableCache<K, V> {
         std::cell::RefCell::new((0..self.shards.len()).map(|_| None).collect())
     }
 

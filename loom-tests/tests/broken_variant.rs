@@ -44,7 +44,10 @@ impl<A: Algorithm<State = PackedWord>> RateLimiter<()> for LoadThenStore<A> {
         // Relaxed: ordering is not the bug being modelled; the gap between
         // this load and the store below is.
         let scratch = PackedWord::new(self.word.load(Ordering::Relaxed));
-        let decision = self.rule.check(&scratch, now, cost);
+        let decision = self
+            .rule
+            .check(&scratch, now, cost)
+            .expect("a scratch word is never retired");
         // Relaxed: as above. The store overwrites whatever another thread
         // stored since the load.
         self.word.store(scratch.load(), Ordering::Relaxed);

@@ -57,7 +57,11 @@ where
             new_key.answer.allowed,
             "model violation: a new key was refused its first unit: {new_key:?}"
         );
-        assert_eq!(limiter.len(), 2, "model violation: a key was lost in the move");
+        assert_eq!(
+            limiter.len(),
+            2,
+            "model violation: a key was lost in the move"
+        );
         assert_well_formed(LIMIT, &threads[0]);
         assert_explained(&reference, &[before], &threads, &[last], Timing::AsRead);
     });

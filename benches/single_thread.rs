@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use tollgate::{
-    Clock, ClockUpkeep, DirectLimiter, FixedWindow, ManualClock, MonotonicClock, RateLimiter,
+    Clock, DirectLimiter, FixedWindow, ManualClock, MonotonicClock, RateLimiter,
     SlidingWindowCounter, SlidingWindowLog, TokenBucket, TokenBucketRule,
 };
 
@@ -64,13 +64,14 @@ fn keyed_case<K: Hash + Eq + Clone + Send + Sync + 'static>(
         bench_keys(&mut g, "tollgate_token_bucket", keys, |k| limiter.allow(k));
     }
     {
-        let _upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("upkeep thread");
-        let limiter: TokenBucket<K> = TokenBucket::new(quota);
-        bench_keys(&mut g, "tollgate_token_bucket_upkeep", keys, |k| {
+        // A counter read per decision instead of the default's upkept load.
+        let limiter: TokenBucket<K> = TokenBucket::with_clock(quota, MonotonicClock::exact());
+        bench_keys(&mut g, "tollgate_token_bucket_exact_clock", keys, |k| {
             limiter.allow(k)
         });
-        let limiter: FixedWindow<K> = FixedWindow::new(window.tollgate());
-        bench_keys(&mut g, "tollgate_fixed_window_upkeep", keys, |k| {
+        let limiter: FixedWindow<K> =
+            FixedWindow::with_clock(window.tollgate(), MonotonicClock::exact());
+        bench_keys(&mut g, "tollgate_fixed_window_exact_clock", keys, |k| {
             limiter.allow(k)
         });
     }
@@ -233,14 +234,16 @@ fn direct(c: &mut Criterion) {
         b.iter(|| limiter.check_n(black_box(1)).is_ok_and(|d| d.allowed()))
     });
     {
-        let _upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("upkeep thread");
-        let limiter = DirectLimiter::<TokenBucketRule>::new(spec.tollgate());
-        g.bench_function("tollgate_token_bucket_upkeep", |b| {
+        let limiter = DirectLimiter::<TokenBucketRule, _>::with_clock(
+            spec.tollgate(),
+            MonotonicClock::exact(),
+        );
+        g.bench_function("tollgate_token_bucket_exact_clock", |b| {
             b.iter(|| limiter.check_n(black_box(1)).is_ok_and(|d| d.allowed()))
         });
-        let clock = MonotonicClock::new();
+        let clock = MonotonicClock::exact();
         let word = AtomicU64::new(0);
-        g.bench_function("floor_clock_read_plus_cas_upkeep", |b| {
+        g.bench_function("floor_clock_read_plus_cas_exact_clock", |b| {
             b.iter(|| floor::clock_and_cas(&clock, &word, black_box(1)))
         });
     }
@@ -257,6 +260,8 @@ fn direct(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("floors");
     g.bench_function("monotonic_clock", |b| b.iter(|| clock.now_nanos()));
+    let exact = MonotonicClock::exact();
+    g.bench_function("monotonic_clock_exact", |b| b.iter(|| exact.now_nanos()));
     let quanta = quanta::Clock::new();
     g.bench_function("quanta_raw", |b| b.iter(|| quanta.raw()));
     g.bench_function("quanta_now", |b| b.iter(|| quanta.now()));

@@ -31,7 +31,7 @@ mod single;
 #[path = "compare/sweep.rs"]
 mod sweep;
 
-use single::{Sample, Timed, keyed, measure, with_upkeep};
+use single::{Sample, Timed, keyed, measure};
 use support::contenders::{Spec, governor_direct, governor_keyed};
 use support::floor;
 use support::keys::{string_keys, u64_keys};
@@ -99,17 +99,16 @@ fn main() -> ExitCode {
     let keys = string_keys(10_000);
     let spec = Spec::DEEP_BUCKET;
     let tollgate: TokenBucket = TokenBucket::new(spec.tollgate());
-    let tollgate_upkeep: TokenBucket = TokenBucket::new(spec.tollgate());
+    let tollgate_exact: TokenBucket =
+        TokenBucket::with_clock(spec.tollgate(), MonotonicClock::exact());
     let governor = governor_keyed::<String>(spec);
     let std_mutex = spec.std_bucket::<String>();
     let parking_lot = spec.parking_lot_bucket::<String>();
     let mut contenders = vec![
         keyed("tollgate TokenBucket<String>", &keys, |k| tollgate.allow(k)),
-        with_upkeep(keyed(
-            "tollgate TokenBucket<String>, clock upkeep",
-            &keys,
-            |k| tollgate_upkeep.allow(k),
-        )),
+        keyed("tollgate TokenBucket<String>, exact clock", &keys, |k| {
+            tollgate_exact.allow(k)
+        }),
         keyed("governor keyed <String>", &keys, |k| {
             governor.check_key(k).is_ok()
         }),
@@ -132,7 +131,7 @@ fn main() -> ExitCode {
         goal: 2.0,
     });
     targets.push(Target {
-        what: "10k String: governor keyed / tollgate (clock upkeep)",
+        what: "10k String: governor keyed / tollgate (exact clock)",
         ratio: s[2].median_ns / s[1].median_ns,
         goal: 2.0,
     });
@@ -146,16 +145,15 @@ fn main() -> ExitCode {
     // Single thread, 10,000 u64 keys.
     let keys = u64_keys(10_000);
     let tollgate: TokenBucket<u64> = TokenBucket::new(spec.tollgate());
-    let tollgate_upkeep: TokenBucket<u64> = TokenBucket::new(spec.tollgate());
+    let tollgate_exact: TokenBucket<u64> =
+        TokenBucket::with_clock(spec.tollgate(), MonotonicClock::exact());
     let governor = governor_keyed::<u64>(spec);
     let std_mutex = spec.std_bucket::<u64>();
     let mut contenders = vec![
         keyed("tollgate TokenBucket<u64>", &keys, |k| tollgate.allow(k)),
-        with_upkeep(keyed(
-            "tollgate TokenBucket<u64>, clock upkeep",
-            &keys,
-            |k| tollgate_upkeep.allow(k),
-        )),
+        keyed("tollgate TokenBucket<u64>, exact clock", &keys, |k| {
+            tollgate_exact.allow(k)
+        }),
         keyed("governor keyed <u64>", &keys, |k| {
             governor.check_key(k).is_ok()
         }),
@@ -173,7 +171,7 @@ fn main() -> ExitCode {
         goal: 1.5,
     });
     targets.push(Target {
-        what: "10k u64: governor keyed / tollgate (clock upkeep)",
+        what: "10k u64: governor keyed / tollgate (exact clock)",
         ratio: s[2].median_ns / s[1].median_ns,
         goal: 1.5,
     });
@@ -181,26 +179,25 @@ fn main() -> ExitCode {
 
     // Single thread, one key, no map.
     let direct = DirectLimiter::<TokenBucketRule>::new(spec.tollgate());
-    let direct_upkeep = DirectLimiter::<TokenBucketRule>::new(spec.tollgate());
+    let direct_exact =
+        DirectLimiter::<TokenBucketRule, _>::with_clock(spec.tollgate(), MonotonicClock::exact());
     let (clock, word) = (MonotonicClock::new(), AtomicU64::new(0));
-    let (clock_upkeep, word_upkeep) = (MonotonicClock::new(), AtomicU64::new(0));
+    let (clock_exact, word_exact) = (MonotonicClock::exact(), AtomicU64::new(0));
     let governor = governor_direct(spec);
     let ratelimit = spec.ratelimit();
     let mut contenders: Vec<Timed<'_>> = vec![
         single::single("tollgate DirectLimiter", || {
             direct.check_n(1).is_ok_and(|d| d.allowed())
         }),
-        with_upkeep(single::single(
-            "tollgate DirectLimiter, clock upkeep",
-            || direct_upkeep.check_n(1).is_ok_and(|d| d.allowed()),
-        )),
+        single::single("tollgate DirectLimiter, exact clock", || {
+            direct_exact.check_n(1).is_ok_and(|d| d.allowed())
+        }),
         single::single("floor: clock read + CAS loop", || {
             floor::clock_and_cas(&clock, &word, 1)
         }),
-        with_upkeep(single::single(
-            "floor: clock read + CAS loop, clock upkeep",
-            || floor::clock_and_cas(&clock_upkeep, &word_upkeep, 1),
-        )),
+        single::single("floor: clock read + CAS loop, exact clock", || {
+            floor::clock_and_cas(&clock_exact, &word_exact, 1)
+        }),
         single::single("governor direct", || governor.check().is_ok()),
         single::single("ratelimit", || ratelimit.try_wait().is_ok()),
     ];
@@ -216,7 +213,7 @@ fn main() -> ExitCode {
         goal: 1.0 / 1.3,
     });
     targets.push(Target {
-        what: "direct, clock upkeep: floor / tollgate (at least 1/1.3)",
+        what: "direct, exact clock: floor / tollgate (at least 1/1.3)",
         ratio: s[3].median_ns / s[1].median_ns,
         goal: 1.0 / 1.3,
     });

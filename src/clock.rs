@@ -40,23 +40,76 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 /// `settimeofday`), so adjusting the system time can neither add nor remove
 /// tokens. The origin is the moment the clock was created.
 ///
-/// Each reading is a counter read, unless a [`ClockUpkeep`] is running:
-/// then it is the counter value the upkeep thread last published, which is
-/// several times cheaper to load. Without an upkeep nothing changes, so no
-/// background thread is ever needed for correct decisions.
+/// Two ways to read it:
+///
+/// * [`MonotonicClock::new`] (the default, and what `TokenBucket::new` and
+///   the other `new` constructors use): each reading is the counter value a
+///   [`ClockUpkeep`] thread last published, a plain load. One such thread,
+///   publishing every [`SHARED_UPKEEP_INTERVAL`], is shared by every default
+///   clock in the process; it starts with the first and stops when the last
+///   is dropped. Readings trail real time by up to the interval (plus however
+///   long the thread waits to be scheduled), which can only make a limiter
+///   stricter, never more lenient. If the thread cannot be spawned, readings
+///   are counter reads.
+/// * [`MonotonicClock::exact`]: each reading is a counter read, exact to the
+///   counter's resolution, and no thread is involved. On the machines in
+///   `docs/benchmarks.md` that read costs more than the rest of a keyed
+///   decision together.
 #[derive(Clone, Debug)]
 pub struct MonotonicClock {
     clock: quanta::Clock,
     origin: u64,
+    /// Keeps the shared upkeep running while this clock or a clone lives;
+    /// `None` for an exact clock (or when the thread could not start).
+    upkeep: Option<std::sync::Arc<ClockUpkeep>>,
 }
 
+/// How often the upkeep shared by default [`MonotonicClock`]s publishes.
+pub const SHARED_UPKEEP_INTERVAL: Duration = Duration::from_millis(1);
+
 impl MonotonicClock {
-    /// A clock whose origin is now.
+    /// A clock whose origin is now, read through the shared upkeep (see the
+    /// type's docs).
     pub fn new() -> Self {
+        Self::with_upkeep(shared_upkeep())
+    }
+
+    /// A clock whose origin is now and whose every reading is a counter
+    /// read: exact, with no background thread, and dearer per reading.
+    pub fn exact() -> Self {
+        Self::with_upkeep(None)
+    }
+
+    fn with_upkeep(upkeep: Option<std::sync::Arc<ClockUpkeep>>) -> Self {
         let clock = quanta::Clock::new();
         let origin = clock.raw();
-        Self { clock, origin }
+        Self {
+            clock,
+            origin,
+            upkeep,
+        }
     }
+
+    /// Whether readings are counter reads ([`exact`](Self::exact)).
+    pub fn is_exact(&self) -> bool {
+        self.upkeep.is_none()
+    }
+}
+
+/// The upkeep every default clock shares, started if none runs; `None` if
+/// its thread cannot be spawned.
+fn shared_upkeep() -> Option<std::sync::Arc<ClockUpkeep>> {
+    static SHARED: std::sync::Mutex<std::sync::Weak<ClockUpkeep>> =
+        std::sync::Mutex::new(std::sync::Weak::new());
+    let mut shared = SHARED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(running) = shared.upgrade() {
+        return Some(running);
+    }
+    let started = std::sync::Arc::new(ClockUpkeep::start(SHARED_UPKEEP_INTERVAL).ok()?);
+    *shared = std::sync::Arc::downgrade(&started);
+    Some(started)
 }
 
 impl Default for MonotonicClock {
@@ -68,6 +121,9 @@ impl Default for MonotonicClock {
 impl Clock for MonotonicClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
+        if self.upkeep.is_none() {
+            return self.clock.delta_as_nanos(self.origin, self.clock.raw());
+        }
         // Relaxed: the word is the whole message (a counter value), and
         // per-location coherence keeps one thread's readings from going back.
         let raw = match PUBLISHED_RAW.load(Ordering::Relaxed) {
@@ -90,10 +146,13 @@ static UPKEEP_THREADS: StdAtomicUsize = StdAtomicUsize::new(0);
 const NOT_PUBLISHED: u64 = 0;
 
 /// A background thread that publishes the counter every `interval`, making
-/// [`MonotonicClock`] readings a plain load; stops at once (and readings go
-/// back to counter reads) when dropped.
+/// default [`MonotonicClock`] readings a plain load; stops at once (and
+/// readings go back to counter reads unless another upkeep runs) when
+/// dropped.
 ///
-/// Opt-in and never needed for correctness. While it runs, readings trail
+/// Default clocks keep one running at [`SHARED_UPKEEP_INTERVAL`]; start one
+/// yourself for a shorter interval (readings follow the latest value any
+/// upkeep published). Never needed for correctness. While it runs, readings trail
 /// real time by up to `interval` plus however long the thread waits to be
 /// scheduled; a late reading only makes a limiter stricter (less time has
 /// passed), never more lenient. Just after an upkeep starts, a reading can

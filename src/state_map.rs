@@ -67,8 +67,11 @@ type Hasher = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
 type ShardLock<K, V> = CachePadded<Mutex<Shard<K, V>>>;
 
 /// One thread's table per shard (`None` until it first takes the lock).
+/// Padded: `ThreadLocal` keeps threads' values side by side, and every
+/// lookup writes the `RefCell`'s borrow count, so unpadded neighbours would
+/// bounce one cache line between cores.
 #[cfg(not(tollgate_loom))]
-type TableCache<K, V> = std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>>;
+type TableCache<K, V> = CachePadded<std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>>>;
 
 /// One shard's current table and its counts, under the shard lock.
 struct Shard<K, V> {
@@ -161,7 +164,9 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
 
     #[cfg(not(tollgate_loom))]
     fn empty_cache(&self) -> TableCache<K, V> {
-        std::cell::RefCell::new((0..self.shards.len()).map(|_| None).collect())
+        CachePadded::new(std::cell::RefCell::new(
+            (0..self.shards.len()).map(|_| None).collect(),
+        ))
     }
 
     /// Makes `table` this thread's table for `shard`.

@@ -89,3 +89,31 @@ fn the_manual_clock_ignores_the_upkeep() {
     std::thread::sleep(Duration::from_millis(10));
     assert_eq!(manual.now_nanos(), 0);
 }
+
+#[test]
+fn default_clocks_are_upkept_and_advance() {
+    let first = MonotonicClock::new();
+    let second = first.clone();
+    let third = MonotonicClock::new();
+    for clock in [&first, &second, &third] {
+        assert!(!clock.is_exact(), "a default clock reads the counter");
+        let reading = clock.now_nanos();
+        assert!(advances_past(clock, reading), "a default clock froze");
+    }
+}
+
+#[test]
+fn an_exact_clock_reads_the_counter_every_time() {
+    let clock = MonotonicClock::exact();
+    assert!(clock.is_exact());
+    // Readings that follow each other by far more than the shared upkeep's
+    // interval would have to show it: each one is later than the last.
+    let mut last = clock.now_nanos();
+    for _ in 0..5 {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_micros(50) {}
+        let now = clock.now_nanos();
+        assert!(now > last, "an exact clock stood still at {last}");
+        last = now;
+    }
+}

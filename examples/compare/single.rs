@@ -4,8 +4,6 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use tollgate::ClockUpkeep;
-
 use crate::support::keys::Pick;
 
 /// One contender: runs `n` decisions, returns the time taken and how many
@@ -69,20 +67,6 @@ pub fn single<'a>(name: &'static str, allow: impl Fn() -> bool + 'a) -> Timed<'a
                 admitted += u64::from(black_box(allow()));
             }
             (began.elapsed(), admitted)
-        }),
-    }
-}
-
-/// `timed`, with a [`ClockUpkeep`] running during each of its batches (it
-/// is process-wide, so the other contenders must not see it).
-pub fn with_upkeep(mut timed: Timed<'_>) -> Timed<'_> {
-    Timed {
-        name: timed.name,
-        run: Box::new(move |n| {
-            let upkeep = ClockUpkeep::start(Duration::from_millis(1)).expect("upkeep thread");
-            let result = (timed.run)(n);
-            drop(upkeep);
-            result
         }),
     }
 }

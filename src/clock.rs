@@ -47,9 +47,12 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 ///   [`ClockUpkeep`] thread last published, a plain load. One such thread,
 ///   publishing every [`SHARED_UPKEEP_INTERVAL`], is shared by every default
 ///   clock in the process; it starts with the first and stops when the last
-///   is dropped. Readings trail real time by up to the interval (plus however
-///   long the thread waits to be scheduled), which can only make a limiter
-///   stricter, never more lenient. If the thread cannot be spawned, readings
+///   is dropped. Readings trail real time by a lag of up to the interval
+///   (plus however long the thread waits to be scheduled). Each decision is
+///   made as of a moment already past, so none is more lenient than an
+///   exact one at that moment; but the lag varies, so a span `W` of real
+///   time can cover up to `W` plus the largest lag of the limiter's time
+///   (`docs/design.md`, "Time"). If the thread cannot be spawned, readings
 ///   are counter reads.
 /// * [`MonotonicClock::exact`]: each reading is a counter read, exact to the
 ///   counter's resolution, and no thread is involved. On the machines in
@@ -152,10 +155,10 @@ const NOT_PUBLISHED: u64 = 0;
 ///
 /// Default clocks keep one running at [`SHARED_UPKEEP_INTERVAL`]; start one
 /// yourself for a shorter interval (readings follow the latest value any
-/// upkeep published). Never needed for correctness. While it runs, readings trail
-/// real time by up to `interval` plus however long the thread waits to be
-/// scheduled; a late reading only makes a limiter stricter (less time has
-/// passed), never more lenient. Just after an upkeep starts, a reading can
+/// upkeep published). Never needed for correctness. While it runs, readings
+/// trail real time by up to `interval` plus however long the thread waits to
+/// be scheduled (see [`MonotonicClock`] for what that lag means for a
+/// limit). Just after an upkeep starts, a reading can
 /// trail one taken an instant earlier by the gap between the upkeep's
 /// counter read and its store (normally far under a microsecond); limiters
 /// treat a reading that moved back as no time passing. Several

@@ -82,7 +82,7 @@ pub mod wait;
 mod window_tag;
 
 pub use algorithm::Algorithm;
-pub use clock::{Clock, ClockUpkeep, ManualClock, MonotonicClock};
+pub use clock::{Clock, ClockUpkeep, ManualClock, MonotonicClock, SHARED_UPKEEP_INTERVAL};
 pub use decision::Decision;
 pub use direct::DirectLimiter;
 pub use error::{InsufficientCapacity, RegistryError, UnknownTier};

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::clock::{Clock, duration_to_nanos};
+use crate::clock::{Clock, SHARED_UPKEEP_INTERVAL, duration_to_nanos};
 use crate::decision::Decision;
 use crate::error::InsufficientCapacity;
 use crate::wait::error::WaitError;
@@ -105,35 +105,56 @@ impl RetryPlan {
     }
 }
 
+/// How long a wait keeps sleeping while the limiter's clock shows no
+/// progress: several publications of the default clock's shared upkeep.
+const STALL_ALLOWANCE_NANOS: u64 = 4 * SHARED_UPKEEP_INTERVAL.as_nanos() as u64;
+
+/// The shortest sleep while the limiter's clock shows no progress.
+const STALL_STEP_NANOS: u64 = SHARED_UPKEEP_INTERVAL.as_nanos() as u64 / 4;
+
 /// The state of a wait for a reservation to come due.
 #[derive(Debug)]
 pub(crate) struct ReadyPlan {
     /// The delay seen before the previous sleep (`u64::MAX` before any).
     last_delay: u64,
+    /// Nanoseconds slept since the delay last shrank.
+    stalled: u64,
 }
 
 impl ReadyPlan {
     pub(crate) fn new() -> Self {
         ReadyPlan {
             last_delay: u64::MAX,
+            stalled: 0,
         }
     }
 
     /// The next sleep, or `None` when the wait is over.
     ///
-    /// `delay` is read on the limiter's clock. A real sleep can end a hair
-    /// before that clock agrees, so the wait sleeps again for the remainder;
-    /// but a delay that did not shrink means the sleeper does not move the
-    /// limiter's clock at all, and sleeping again would never end.
+    /// `delay` is read on the limiter's clock. A real sleep can end before
+    /// that clock agrees (the default clock trails real time by up to its
+    /// upkeep's interval), so the wait sleeps again for the remainder. A
+    /// delay that does not shrink over [`STALL_ALLOWANCE_NANOS`] of sleeping
+    /// means the sleeper does not move the limiter's clock at all (a manual
+    /// clock with real sleeps), and sleeping on would never end.
     pub(crate) fn next_sleep(
         &mut self,
         delay: u64,
         left: u64,
         jitter: &Jitter,
     ) -> Option<Duration> {
-        if delay == 0 || delay >= self.last_delay {
+        if delay == 0 {
             return None;
         }
+        if delay >= self.last_delay {
+            let step = delay.max(STALL_STEP_NANOS);
+            if self.stalled.saturating_add(step) > STALL_ALLOWANCE_NANOS {
+                return None;
+            }
+            self.stalled += step;
+            return Some(Duration::from_nanos(step));
+        }
+        self.stalled = 0;
         let first = self.last_delay == u64::MAX;
         self.last_delay = delay;
         let extra = if first {
@@ -210,7 +231,31 @@ mod tests {
             plan.next_sleep(3, 1000, &none),
             Some(Duration::from_nanos(3))
         );
-        assert_eq!(plan.next_sleep(3, 1000, &none), None);
+        // The delay stays at 3: sleep in steps until the allowance is spent.
+        let mut stalled = Duration::ZERO;
+        while let Some(sleep) = plan.next_sleep(3, 1000, &none) {
+            assert_eq!(sleep, Duration::from_nanos(STALL_STEP_NANOS));
+            stalled += sleep;
+        }
+        assert_eq!(stalled, Duration::from_nanos(STALL_ALLOWANCE_NANOS));
         assert_eq!(ReadyPlan::new().next_sleep(0, 1000, &none), None);
+    }
+
+    #[test]
+    fn ready_plan_waits_out_a_clock_that_moves_in_steps() {
+        // A clock published every millisecond: after a short sleep the
+        // delay is unchanged, a while later it drops to zero.
+        let mut plan = ReadyPlan::new();
+        let none = Jitter::none();
+        assert!(plan.next_sleep(10_000_000, u64::MAX, &none).is_some());
+        assert_eq!(
+            plan.next_sleep(60_000, u64::MAX, &none),
+            Some(Duration::from_nanos(60_000))
+        );
+        assert_eq!(
+            plan.next_sleep(60_000, u64::MAX, &none),
+            Some(Duration::from_nanos(STALL_STEP_NANOS))
+        );
+        assert_eq!(plan.next_sleep(0, u64::MAX, &none), None);
     }
 }

@@ -221,8 +221,8 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
             shard.live += 1;
             return f(state, true);
         }
-        // Keep an eighth of the slots empty, so probes stay short and end.
-        if (shard.taken + 1) * 8 > shard.table.capacity() * 7 {
+        // Keep a quarter of the slots empty, so probes stay short and end.
+        if (shard.taken + 1) * 4 > shard.table.capacity() * 3 {
             let keys = shard.live + 1;
             self.rebuild(shard, keys);
         }
@@ -255,11 +255,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     }
 
     /// Moves the shard's live states to a new table sized for `keys` keys
-    /// (filled to at most five eighths). The old table's states are retired
+    /// (filled to at most half). The old table's states are retired
     /// as they are taken, so a thread still using it looks again under the
     /// lock this caller holds.
     fn rebuild(&self, shard: &mut Shard<K, V>, keys: usize) {
-        let capacity = (keys * 8 / 5 + 1).max(MIN_CAPACITY);
+        let capacity = (keys * 2 + 1).max(MIN_CAPACITY);
         let table = Table::with_capacity(capacity);
         let mut live = 0;
         for (key, state) in shard.table.entries() {

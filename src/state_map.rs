@@ -259,15 +259,16 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     /// as they are taken, so a thread still using it looks again under the
     /// lock this caller holds.
     fn rebuild(&self, shard: &mut Shard<K, V>, keys: usize) {
-        let capacity = (keys * 2 + 1).max(MIN_CAPACITY);
-        let table = Table::with_capacity(capacity);
+        // More slots than live states (`keys` counts them all), so none is
+        // left behind.
+        let capacity = (keys.max(shard.live) * 2 + 1).max(MIN_CAPACITY);
         let mut live = 0;
-        for (key, state) in shard.table.entries() {
-            if let Some(moved) = state.retire_and_take() {
-                table.put(self.hash(key), key.clone(), moved);
-                live += 1;
-            }
-        }
+        let moved = shard.table.entries().filter_map(|(key, state)| {
+            let state = state.retire_and_take()?;
+            live += 1;
+            Some((self.hash(key), key.clone(), state))
+        });
+        let table = Table::with_entries(capacity, moved);
         shard.table = Arc::new(table);
         shard.taken = live;
         shard.live = live;

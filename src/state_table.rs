@@ -29,6 +29,13 @@ const EMPTY: u8 = 0;
 /// The tag bit every taken slot has.
 const TAKEN: u8 = 0x80;
 
+/// The first slot of `capacity` a key hashing to `hash` may sit in.
+#[inline]
+fn home_of(hash: u64, capacity: usize) -> usize {
+    // Below `capacity`, so it fits a usize.
+    ((u128::from(hash) * capacity as u128) >> 64) as usize
+}
+
 /// A fixed-capacity table of `(key, state)` entries.
 pub(crate) struct Table<K, V> {
     /// One tag per slot (layout in the module docs).
@@ -44,6 +51,37 @@ impl<K: Eq, V> Table<K, V> {
         Table {
             tags: (0..capacity).map(|_| AtomicU8::new(EMPTY)).collect(),
             entries: (0..capacity).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// A table of `capacity` slots holding `entries` (hash, key, state),
+    /// built before anyone can see it, so no entry pays for the once-only
+    /// publication [`put`](Self::put) needs. The caller passes fewer entries
+    /// than `capacity`; any beyond `capacity - 1` are dropped, so that a
+    /// slot is always left empty and probes end.
+    pub(crate) fn with_entries(
+        capacity: usize,
+        entries: impl IntoIterator<Item = (u64, K, V)>,
+    ) -> Self {
+        let capacity = capacity.max(1);
+        let mut tags = vec![EMPTY; capacity];
+        let mut slots: Vec<Option<(K, V)>> = (0..capacity).map(|_| None).collect();
+        let mut entries = entries.into_iter();
+        for (hash, key, state) in entries.by_ref().take(capacity - 1) {
+            let mut slot = home_of(hash, capacity);
+            while tags[slot] != EMPTY {
+                slot = if slot + 1 == capacity { 0 } else { slot + 1 };
+            }
+            tags[slot] = Self::tag(hash);
+            slots[slot] = Some((key, state));
+        }
+        debug_assert!(entries.next().is_none(), "more entries than slots");
+        Table {
+            tags: tags.into_iter().map(AtomicU8::new).collect(),
+            entries: slots
+                .into_iter()
+                .map(|entry| entry.map_or_else(OnceLock::new, OnceLock::from))
+                .collect(),
         }
     }
 
@@ -63,8 +101,7 @@ impl<K: Eq, V> Table<K, V> {
     /// the hash scaled to the capacity, so any capacity works.
     #[inline]
     fn home(&self, hash: u64) -> usize {
-        // Below `capacity`, so it fits a usize.
-        ((u128::from(hash) * self.capacity() as u128) >> 64) as usize
+        home_of(hash, self.capacity())
     }
 
     /// The state for `key`, if an entry visible to this thread holds it.
@@ -143,6 +180,18 @@ mod tests {
             assert_eq!(table.find(42, &key), Some(&(key * 10)));
         }
         assert_eq!(table.find(42, &7), None);
+        assert_eq!(table.entries().count(), 7);
+    }
+
+    #[test]
+    fn a_table_built_with_entries_finds_them_and_takes_more() {
+        let entries = (0..6u64).map(|key| (key % 2, key, key * 10));
+        let table: Table<u64, u64> = Table::with_entries(8, entries);
+        for key in 0..6 {
+            assert_eq!(table.find(key % 2, &key), Some(&(key * 10)));
+        }
+        assert_eq!(*table.put(1, 6, 60), 60);
+        assert_eq!(table.find(1, &6), Some(&60));
         assert_eq!(table.entries().count(), 7);
     }
 

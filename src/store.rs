@@ -114,22 +114,35 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
         f: impl Fn(&V, u64) -> R,
         idle: impl Fn(&V, u64) -> bool,
     ) -> Inserted<R> {
-        // A lock-free miss may only mean this thread's view is stale: a key
-        // still tracked needs no slot, even at the cap.
-        if let Some(result) = self.read_locked(&key, now, &f) {
-            return Inserted::Ran(result);
-        }
-        if !self.reserve_slot(now, &idle) {
-            return Inserted::Full;
-        }
-        let result = self.map.read_or_insert(key, make, |state, inserted| {
-            if !inserted {
-                // Another thread inserted it first: give the slot back.
-                // Relaxed: a plain counter; the map's locks order the entries.
-                self.books.tracked.fetch_sub(1, Ordering::Relaxed);
+        let result = if let Some(cap) = self.options.max_keys {
+            // A lock-free miss may only mean this thread's view is stale: a
+            // key still tracked needs no slot, even at the cap. Slots are
+            // reserved outside the shard lock, because a reservation may
+            // sweep every shard.
+            if let Some(result) = self.read_locked(&key, now, &f) {
+                return Inserted::Ran(result);
             }
-            f(state, self.judge_at(now))
-        });
+            if !self.reserve_slot(cap, now, &idle) {
+                return Inserted::Full;
+            }
+            self.map.read_or_insert(key, make, |state, inserted| {
+                if !inserted {
+                    // Another thread inserted it first: give the slot back.
+                    // Relaxed: a count; the map's locks order the entries.
+                    self.books.tracked.fetch_sub(1, Ordering::Relaxed);
+                }
+                f(state, self.judge_at(now))
+            })
+        } else {
+            // No cap: one locked look that finds, revives or inserts.
+            self.map.read_or_insert(key, make, |state, inserted| {
+                if inserted {
+                    // Relaxed: a count; the map's locks order the entries.
+                    self.books.tracked.fetch_add(1, Ordering::Relaxed);
+                }
+                f(state, self.judge_at(now))
+            })
+        };
         if self.options.auto_sweep {
             self.maybe_auto_sweep(now, &idle);
         }
@@ -138,12 +151,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
 
     /// Takes one slot under the cap; false when the cap is reached even
     /// after a sweep.
-    fn reserve_slot(&self, now: u64, idle: &impl Fn(&V, u64) -> bool) -> bool {
-        let Some(cap) = self.options.max_keys else {
-            // Relaxed: `tracked` is a count, not a guard for other memory.
-            self.books.tracked.fetch_add(1, Ordering::Relaxed);
-            return true;
-        };
+    fn reserve_slot(&self, cap: usize, now: u64, idle: &impl Fn(&V, u64) -> bool) -> bool {
         for attempt in 0..2 {
             // Relaxed: a reservation is one CAS from below the cap, so at
             // most `cap` succeed whatever the interleaving; nothing else is

@@ -185,6 +185,19 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     #[cfg(tollgate_loom)]
     fn remember(&self, _shard: usize, _table: &Arc<Table<K, V>>) {}
 
+    /// Drops this thread's table for `shard`, so a rebuild can own it.
+    #[cfg(not(tollgate_loom))]
+    fn forget(&self, shard: usize) {
+        if let Some(cached) = self.cached.get() {
+            if let Ok(mut cached) = cached.try_borrow_mut() {
+                cached[shard] = None;
+            }
+        }
+    }
+
+    #[cfg(tollgate_loom)]
+    fn forget(&self, _shard: usize) {}
+
     /// Runs `f` on `key`'s live state under its shard's lock; `None` if the
     /// key has none. No state is retired while the lock is held.
     pub(crate) fn read_locked<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
@@ -224,7 +237,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
         // Keep a quarter of the slots empty, so probes stay short and end.
         if (shard.taken + 1) * 4 > shard.table.capacity() * 3 {
             let keys = shard.live + 1;
-            self.rebuild(shard, keys);
+            self.rebuild(index, shard, keys);
         }
         self.remember(index, &shard.table);
         shard.taken += 1;
@@ -236,7 +249,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     /// how many. Each shard is swept under its lock.
     pub(crate) fn sweep(&self, idle: impl Fn(&V) -> bool) -> usize {
         let mut removed = 0;
-        for cell in self.shards.iter() {
+        for (index, cell) in self.shards.iter().enumerate() {
             let mut shard = lock(cell);
             let retired = shard
                 .table
@@ -248,27 +261,48 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
             // Give the space back once most slots hold retired states.
             if shard.taken > MIN_CAPACITY && shard.live * 2 < shard.taken {
                 let keys = shard.live;
-                self.rebuild(&mut shard, keys);
+                self.rebuild(index, &mut shard, keys);
             }
         }
         removed
     }
 
     /// Moves the shard's live states to a new table sized for `keys` keys
-    /// (filled to at most half). The old table's states are retired
-    /// as they are taken, so a thread still using it looks again under the
+    /// (filled to at most half).
+    ///
+    /// If no other thread holds the old table, its entries are moved as
+    /// they are. Otherwise each state is retired as it is taken and its key
+    /// cloned, so a thread still using the old table looks again under the
     /// lock this caller holds.
-    fn rebuild(&self, shard: &mut Shard<K, V>, keys: usize) {
+    fn rebuild(&self, index: usize, shard: &mut Shard<K, V>, keys: usize) {
         // More slots than live states (`keys` counts them all), so none is
         // left behind.
         let capacity = (keys.max(shard.live) * 2 + 1).max(MIN_CAPACITY);
+        self.forget(index);
+        let old = std::mem::replace(&mut shard.table, Arc::new(Table::with_capacity(1)));
         let mut live = 0;
-        let moved = shard.table.entries().filter_map(|(key, state)| {
-            let state = state.retire_and_take()?;
-            live += 1;
-            Some((self.hash(key), key.clone(), state))
-        });
-        let table = Table::with_entries(capacity, moved);
+        let table = match Arc::try_unwrap(old) {
+            Ok(owned) => {
+                let moved = owned
+                    .into_entries()
+                    .filter(|(_, state)| !state.is_retired());
+                Table::with_entries(
+                    capacity,
+                    moved.map(|(key, state)| {
+                        live += 1;
+                        (self.hash(&key), key, state)
+                    }),
+                )
+            }
+            Err(shared) => {
+                let moved = shared.entries().filter_map(|(key, state)| {
+                    let state = state.retire_and_take()?;
+                    live += 1;
+                    Some((self.hash(key), key.clone(), state))
+                });
+                Table::with_entries(capacity, moved)
+            }
+        };
         shard.table = Arc::new(table);
         shard.taken = live;
         shard.live = live;

@@ -159,6 +159,14 @@ impl<K: Eq, V> Table<K, V> {
         state
     }
 
+    /// Every entry, by value, in slot order.
+    pub(crate) fn into_entries(self) -> impl Iterator<Item = (K, V)> {
+        self.entries
+            .into_vec()
+            .into_iter()
+            .filter_map(OnceLock::into_inner)
+    }
+
     /// Every entry, in slot order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
         self.entries.iter().filter_map(OnceLock::get)

@@ -38,7 +38,9 @@
 //!   applied by one CAS loop in [`PackedWord`]; the clock is read once,
 //!   before the loop.
 //! * Time comes from a [`Clock`]: [`MonotonicClock`] (a calibrated TSC via
-//!   `quanta`) by default, [`ManualClock`] in tests.
+//!   `quanta`, published every millisecond by one shared upkeep thread, so a
+//!   reading is a load; [`MonotonicClock::exact`] reads the counter every
+//!   time) by default, [`ManualClock`] in tests.
 //! * Memory stays bounded: [`KeyedLimiter::evict_idle`], an amortised sweep
 //!   on insertion, and an optional cap ([`KeyedOptions::max_keys`]).
 //! * A [`Registry`] maps clients to named tiers of limiters.

@@ -468,8 +468,11 @@ fn keys_expire<A: RedisAlgorithm>(cluster: &TestCluster, test: &str) -> (String,
                 .arg(name)
                 .query(&mut connections[node])
                 .unwrap();
+            // -2: the key already expired between the listing and this
+            // query (its TTL is 300 ms, and a loaded machine can take that
+            // long to get here); -1 would be a key that never expires.
             assert!(
-                ttl > 0,
+                ttl > 0 || ttl == -2,
                 "{test}: {:?} expires (PTTL {ttl})",
                 String::from_utf8_lossy(name)
             );

@@ -44,3 +44,11 @@ pub trait Algorithm: Send + Sync + 'static {
     /// alone (used as the retry hint when a key cannot be tracked).
     fn reset_bound_nanos(&self) -> u64;
 }
+
+/// The answer when there is no state to judge (a key the cap refused, or a
+/// state a custom rule reports retired where none can be): no unit passes,
+/// and the retry hint is the rule's reset bound.
+pub(crate) fn refusal<A: Algorithm>(rule: &A) -> Decision {
+    let wait = rule.reset_bound_nanos();
+    Decision::reject(rule.limit(), 0, wait, wait)
+}

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::algorithm::Algorithm;
+use crate::algorithm::{Algorithm, refusal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::decision::Decision;
 use crate::error::InsufficientCapacity;
@@ -52,10 +52,10 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
         let now = self.clock.now_nanos();
         // Only the keyed store retires states; a custom rule that reports
         // its own state retired gets a refusal rather than a panic.
-        Ok(self.rule.check(&self.state, now, cost).unwrap_or_else(|| {
-            let wait = self.rule.reset_bound_nanos();
-            Decision::reject(self.rule.limit(), 0, wait, wait)
-        }))
+        Ok(self
+            .rule
+            .check(&self.state, now, cost)
+            .unwrap_or_else(|| refusal(&self.rule)))
     }
 
     /// Whether the state equals a fresh one now.

@@ -4,7 +4,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::hash::Hash;
 
-use crate::algorithm::Algorithm;
+use crate::algorithm::{Algorithm, refusal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::decision::Decision;
 use crate::error::InsufficientCapacity;
@@ -155,7 +155,7 @@ impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A,
         // `None`: the key cap refused the key.
         self.track_and(key, now, check)
             .flatten()
-            .unwrap_or_else(|| self.refusal())
+            .unwrap_or_else(|| refusal(&self.rule))
     }
 
     /// A peek at a key that is not tracked: a fresh state's answer.
@@ -165,13 +165,7 @@ impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A,
         let fresh = self.rule.fresh();
         self.rule
             .check(&fresh, now, 0)
-            .unwrap_or_else(|| self.refusal())
-    }
-
-    /// The answer when there is no state to judge: no unit passes.
-    fn refusal(&self) -> Decision {
-        let wait = self.rule.reset_bound_nanos();
-        Decision::reject(self.rule.limit(), 0, wait, wait)
+            .unwrap_or_else(|| refusal(&self.rule))
     }
 }
 

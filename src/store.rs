@@ -114,35 +114,33 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
         f: impl Fn(&V, u64) -> R,
         idle: impl Fn(&V, u64) -> bool,
     ) -> Inserted<R> {
-        let result = if let Some(cap) = self.options.max_keys {
-            // A lock-free miss may only mean this thread's view is stale: a
-            // key still tracked needs no slot, even at the cap. Slots are
-            // reserved outside the shard lock, because a reservation may
-            // sweep every shard.
-            if let Some(result) = self.read_locked(&key, now, &f) {
-                return Inserted::Ran(result);
-            }
-            if !self.reserve_slot(cap, now, &idle) {
-                return Inserted::Full;
-            }
-            self.map.read_or_insert(key, make, |state, inserted| {
-                if !inserted {
-                    // Another thread inserted it first: give the slot back.
-                    // Relaxed: a count; the map's locks order the entries.
-                    self.books.tracked.fetch_sub(1, Ordering::Relaxed);
+        // With a cap, a slot is reserved before the shard lock is taken,
+        // because a reservation may sweep every shard; without one, the key
+        // is counted once inserted.
+        let reserved = match self.options.max_keys {
+            Some(cap) => {
+                // A lock-free miss may only mean this thread's view is stale:
+                // a key still tracked needs no slot, even at the cap.
+                if let Some(result) = self.read_locked(&key, now, &f) {
+                    return Inserted::Ran(result);
                 }
-                f(state, self.judge_at(now))
-            })
-        } else {
-            // No cap: one locked look that finds, revives or inserts.
-            self.map.read_or_insert(key, make, |state, inserted| {
-                if inserted {
-                    // Relaxed: a count; the map's locks order the entries.
-                    self.books.tracked.fetch_add(1, Ordering::Relaxed);
+                if !self.reserve_slot(cap, now, &idle) {
+                    return Inserted::Full;
                 }
-                f(state, self.judge_at(now))
-            })
+                true
+            }
+            None => false,
         };
+        let result = self.map.read_or_insert(key, make, |state, inserted| {
+            // Relaxed: a count; the map's locks order the entries.
+            if reserved && !inserted {
+                // Another thread inserted it first: give the slot back.
+                self.books.tracked.fetch_sub(1, Ordering::Relaxed);
+            } else if !reserved && inserted {
+                self.books.tracked.fetch_add(1, Ordering::Relaxed);
+            }
+            f(state, self.judge_at(now))
+        });
         if self.options.auto_sweep {
             self.maybe_auto_sweep(now, &idle);
         }

@@ -279,12 +279,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
         // left behind.
         let capacity = (keys.max(shard.live) * 2 + 1).max(MIN_CAPACITY);
         self.forget(index);
-        let old = std::mem::replace(&mut shard.table, Arc::new(Table::with_capacity(1)));
         let mut live = 0;
-        let table = match Arc::try_unwrap(old) {
-            Ok(owned) => {
+        let table = match Arc::get_mut(&mut shard.table) {
+            Some(owned) => {
                 let moved = owned
-                    .into_entries()
+                    .take_entries()
                     .filter(|(_, state)| !state.is_retired());
                 Table::with_entries(
                     capacity,
@@ -294,8 +293,8 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
                     }),
                 )
             }
-            Err(shared) => {
-                let moved = shared.entries().filter_map(|(key, state)| {
+            None => {
+                let moved = shard.table.entries().filter_map(|(key, state)| {
                     let state = state.retire_and_take()?;
                     live += 1;
                     Some((self.hash(key), key.clone(), state))

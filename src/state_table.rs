@@ -159,9 +159,10 @@ impl<K: Eq, V> Table<K, V> {
         state
     }
 
-    /// Every entry, by value, in slot order.
-    pub(crate) fn into_entries(self) -> impl Iterator<Item = (K, V)> {
-        self.entries
+    /// Takes every entry, by value, in slot order, leaving no slots.
+    pub(crate) fn take_entries(&mut self) -> impl Iterator<Item = (K, V)> + use<K, V> {
+        self.tags = Box::default();
+        std::mem::take(&mut self.entries)
             .into_vec()
             .into_iter()
             .filter_map(OnceLock::into_inner)

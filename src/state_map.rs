@@ -80,6 +80,21 @@ struct Shard<K, V> {
     taken: usize,
     /// Entries whose state is live.
     live: usize,
+    /// Keys started here (inserted or revived) since the map was made.
+    started: usize,
+}
+
+/// How [`StateMap::read_or_insert`] found its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// The key had a live state.
+    Live,
+    /// The key was started; `in_shard` keys have been started in its shard
+    /// so far, this one included.
+    Started {
+        /// Keys started in the shard so far.
+        in_shard: usize,
+    },
 }
 
 /// Per-key states of type `V` under keys `K`.
@@ -107,6 +122,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
                         table: Arc::new(Table::with_capacity(MIN_CAPACITY)),
                         taken: 0,
                         live: 0,
+                        started: 0,
                     }))
                 })
                 .collect(),
@@ -214,12 +230,12 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     }
 
     /// Runs `f` on `key`'s live state under its shard's lock, starting the
-    /// key with `make()` first if it has none; `f` learns whether it did.
+    /// key with `make()` first if it has none; `f` learns which it was.
     pub(crate) fn read_or_insert<R>(
         &self,
         key: K,
         make: impl FnOnce() -> V,
-        f: impl FnOnce(&V, bool) -> R,
+        f: impl FnOnce(&V, Found) -> R,
     ) -> R {
         let hash = self.hash(&key);
         let index = self.shard_of(hash);
@@ -228,11 +244,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
         if let Some(state) = shard.table.find(hash, &key) {
             self.remember(index, &shard.table);
             if !state.is_retired() {
-                return f(state, false);
+                return f(state, Found::Live);
             }
             state.revive(make());
             shard.live += 1;
-            return f(state, true);
+            return f(state, Found::start(&mut shard.started));
         }
         // Keep a quarter of the slots empty, so probes stay short and end.
         if (shard.taken + 1) * 4 > shard.table.capacity() * 3 {
@@ -242,7 +258,8 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
         self.remember(index, &shard.table);
         shard.taken += 1;
         shard.live += 1;
-        f(shard.table.put(hash, key, make()), true)
+        let found = Found::start(&mut shard.started);
+        f(shard.table.put(hash, key, make()), found)
     }
 
     /// Retires and drops every live state for which `idle` holds; returns
@@ -310,5 +327,18 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     /// Keys with a live state now (takes every shard's lock in turn).
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|cell| lock(cell).live).sum()
+    }
+
+    /// Shards the keys are split over.
+    pub(crate) fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+}
+
+impl Found {
+    /// Counts one more key in a shard's `started` count.
+    fn start(started: &mut usize) -> Found {
+        *started = started.wrapping_add(1);
+        Found::Started { in_shard: *started }
     }
 }

@@ -8,16 +8,18 @@ use crossbeam_utils::CachePadded;
 
 use crate::options::KeyedOptions;
 use crate::retire::Retire;
-use crate::state_map::StateMap;
+use crate::state_map::{Found, StateMap};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 
 /// Counters touched only when keys come and go, padded away from the map
 /// header that every lookup reads.
 #[derive(Default)]
 struct Bookkeeping {
-    /// Keys in the map plus slots reserved by insertions in flight.
+    /// Under a key cap: keys in the map plus slots reserved by insertions
+    /// in flight. Unused without a cap, so uncapped insertions skip it.
     tracked: AtomicUsize,
-    /// Insertions since the last automatic sweep.
+    /// Insertions since the last automatic sweep, added in per-shard
+    /// batches (see `Store::count_batch`).
     since_sweep: AtomicUsize,
     /// New keys refused at the cap, to space out sweeps made for room.
     refused_at_cap: AtomicUsize,
@@ -34,7 +36,13 @@ pub(crate) struct Store<K: Send + Sync, V: Send + Sync> {
     options: KeyedOptions,
     /// How long a state must have been fresh for the automatic sweep.
     grace: u64,
+    /// A shard adds its insertions to `since_sweep` once per this many, so
+    /// most insertions write no counter outside their shard.
+    count_batch: usize,
 }
+
+/// The largest batch of insertions a shard counts at once.
+const MAX_COUNT_BATCH: usize = 64;
 
 /// What happened to a request for a key the store did not hold.
 pub(crate) enum Inserted<R> {
@@ -51,11 +59,17 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
         books
             .sweep_due
             .store(options.min_sweep_interval, Ordering::Relaxed);
+        let map = StateMap::new(options.shards);
+        // Batches small enough that all shards together hold back at most
+        // half the minimum interval.
+        let count_batch =
+            (options.min_sweep_interval / (2 * map.shard_count())).clamp(1, MAX_COUNT_BATCH);
         Store {
-            map: StateMap::new(options.shards),
+            map,
             books: CachePadded::new(books),
             options,
             grace: options.sweep_grace_nanos.unwrap_or(default_grace),
+            count_batch,
         }
     }
 
@@ -115,8 +129,8 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
         idle: impl Fn(&V, u64) -> bool,
     ) -> Inserted<R> {
         // With a cap, a slot is reserved before the shard lock is taken,
-        // because a reservation may sweep every shard; without one, the key
-        // is counted once inserted.
+        // because a reservation may sweep every shard; without one, only the
+        // shard counts its keys.
         let reserved = match self.options.max_keys {
             Some(cap) => {
                 // A lock-free miss may only mean this thread's view is stale:
@@ -131,18 +145,18 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
             }
             None => false,
         };
-        let result = self.map.read_or_insert(key, make, |state, inserted| {
-            // Relaxed: a count; the map's locks order the entries.
-            if reserved && !inserted {
+        let (result, found) = self.map.read_or_insert(key, make, |state, found| {
+            if reserved && found == Found::Live {
                 // Another thread inserted it first: give the slot back.
+                // Relaxed: a count; the map's locks order the entries.
                 self.books.tracked.fetch_sub(1, Ordering::Relaxed);
-            } else if !reserved && inserted {
-                self.books.tracked.fetch_add(1, Ordering::Relaxed);
             }
-            f(state, self.judge_at(now))
+            (f(state, self.judge_at(now)), found)
         });
-        if self.options.auto_sweep {
-            self.maybe_auto_sweep(now, &idle);
+        if let Found::Started { in_shard } = found {
+            if self.options.auto_sweep && in_shard % self.count_batch == 0 {
+                self.maybe_auto_sweep(now, &idle);
+            }
         }
         Inserted::Ran(result)
     }
@@ -187,7 +201,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
     fn maybe_auto_sweep(&self, now: u64, idle: &impl Fn(&V, u64) -> bool) {
         // Relaxed: heuristic counters; the claim below is a single RMW, so
         // exactly one thread runs each due sweep.
-        let since = self.books.since_sweep.fetch_add(1, Ordering::Relaxed) + 1;
+        let since = self
+            .books
+            .since_sweep
+            .fetch_add(self.count_batch, Ordering::Relaxed)
+            + self.count_batch;
         let due = self.books.sweep_due.load(Ordering::Relaxed);
         if since < due {
             return;
@@ -208,7 +226,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
         // fresh at `now` too and may go.
         let judge_at = now.saturating_sub(self.grace);
         self.sweep(now, |state, _| idle(state, judge_at));
-        let left = self.books.tracked.load(Ordering::Relaxed);
+        let left = self.map.len();
         // Relaxed: only sets when the next sweep is due.
         self.books
             .sweep_due
@@ -224,8 +242,10 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
         // Relaxed: published to inserters through the shard locks taken below.
         let now = now.max(self.books.swept_at.fetch_max(now, Ordering::Relaxed));
         let removed = self.map.sweep(|state| idle(state, now));
-        // Relaxed: a count; the map's locks already ordered the removals.
-        self.books.tracked.fetch_sub(removed, Ordering::Relaxed);
+        if self.options.max_keys.is_some() {
+            // Relaxed: a count; the map's locks already ordered the removals.
+            self.books.tracked.fetch_sub(removed, Ordering::Relaxed);
+        }
         removed
     }
 
@@ -269,6 +289,22 @@ mod tests {
         let store = store_with_one_key(500);
         assert_eq!(store.sweep(600, fresh_since), 1);
         assert_eq!(store.len(), 0);
+    }
+
+    #[test]
+    fn insertions_counted_in_batches_still_start_sweeps() {
+        // 4 shards and an interval of 256: each shard counts 32 at a time.
+        let options = KeyedOptions::new().min_sweep_interval(256).shards(4);
+        let store: Store<u64, PackedWord> = Store::new(options, 1_000);
+        assert_eq!(store.count_batch, 32);
+        for key in 0..10_000 {
+            // Fresh since 0 and judged at 10_000: idle past the grace.
+            let _ = store.insert_and(key, 10_000, || PackedWord::new(0), |_, _| (), fresh_since);
+        }
+        // Without sweeps all 10,000 would stay; batching holds back at most
+        // 4 x 31 insertions on top of the interval.
+        let left = store.len();
+        assert!(left <= 256 + 4 * 31, "{left} keys left");
     }
 
     #[test]

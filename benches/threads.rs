@@ -1,6 +1,7 @@
 //! Multi-thread cost: 1, 2, 4 and 8 threads share one limiter, on one hot
-//! key and on 10,000 keys. Criterion reports wall time per decision of all
-//! threads together, the inverse of total throughput.
+//! key, on 10,000 keys, and making first requests for new keys. Criterion
+//! reports wall time per decision of all threads together, the inverse of
+//! total throughput.
 
 use std::hash::Hash;
 use std::time::Duration;
@@ -13,7 +14,7 @@ mod support;
 
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
-use support::threads::run_ops;
+use support::threads::{Run, run_new_keys, run_ops};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
 
@@ -56,9 +57,92 @@ fn case<K: Hash + Eq + Clone + Send + Sync + 'static>(c: &mut Criterion, name: &
     g.finish();
 }
 
+/// New keys per fresh limiter: bounds memory, and every run starts from
+/// small tables, as a limiter does when a service starts.
+const INSERT_CHUNK: u64 = 100_000;
+
+/// Times `iters` first requests for new keys over `threads` threads, a
+/// fresh limiter from `make` per chunk; `len` must count every key.
+fn timed_inserts<L: Sync>(
+    threads: usize,
+    iters: u64,
+    make: impl Fn() -> L,
+    allow: impl Fn(&L, u64) -> bool + Sync,
+    len: impl Fn(&L) -> usize,
+) -> Duration {
+    let per_chunk = (INSERT_CHUNK / threads as u64).max(1);
+    let mut total = Duration::ZERO;
+    let mut done = 0;
+    while done < iters {
+        let per_thread = per_chunk.min((iters - done).div_ceil(threads as u64));
+        let limiter = make();
+        let run: Run = run_new_keys(threads, per_thread, 0, |key| allow(&limiter, key));
+        assert_eq!(run.admitted, run.decisions, "a first request was denied");
+        assert_eq!(len(&limiter) as u64, run.decisions, "a new key was lost");
+        total += run.elapsed;
+        done += run.decisions;
+    }
+    total
+}
+
+fn insertion(c: &mut Criterion) {
+    let spec = Spec::DEEP_BUCKET;
+    let quota = spec.tollgate();
+    let mut g = c.benchmark_group("threads_insert_new_u64");
+    for &threads in &THREADS {
+        g.bench_with_input(
+            BenchmarkId::new("tollgate_token_bucket", threads),
+            &threads,
+            |b, &threads| {
+                b.iter_custom(|iters| {
+                    timed_inserts(
+                        threads,
+                        iters,
+                        || TokenBucket::<u64>::new(quota),
+                        |l, k| l.allow(&k),
+                        TokenBucket::len,
+                    )
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("governor_keyed", threads),
+            &threads,
+            |b, &threads| {
+                b.iter_custom(|iters| {
+                    timed_inserts(
+                        threads,
+                        iters,
+                        || governor_keyed::<u64>(spec),
+                        |l, k| l.check_key(&k).is_ok(),
+                        |l| l.len(),
+                    )
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("std_mutex_token_bucket", threads),
+            &threads,
+            |b, &threads| {
+                b.iter_custom(|iters| {
+                    timed_inserts(
+                        threads,
+                        iters,
+                        || spec.std_bucket::<u64>(),
+                        |l, k| l.allow(&k),
+                        |l| l.len(),
+                    )
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
 fn threads(c: &mut Criterion) {
     case(c, "threads_hot_key_string", &string_keys(1));
     case(c, "threads_10k_string", &string_keys(10_000));
+    insertion(c);
 }
 
 criterion_group! {

@@ -117,3 +117,40 @@ pub fn run_ops<K: Sync>(
         elapsed,
     }
 }
+
+/// Runs `threads` threads that each make `per_thread` first requests for
+/// keys no thread asked for before (thread `t` takes the keys
+/// `first + t * per_thread ..`); for criterion's `iter_custom`.
+pub fn run_new_keys(
+    threads: usize,
+    per_thread: u64,
+    first: u64,
+    allow: impl Fn(u64) -> bool + Sync,
+) -> Run {
+    let start = Barrier::new(threads + 1);
+    let (admitted, elapsed) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads as u64)
+            .map(|t| {
+                let (start, allow) = (&start, &allow);
+                scope.spawn(move || {
+                    let keys = first + t * per_thread..first + (t + 1) * per_thread;
+                    start.wait();
+                    keys.map(|key| u64::from(allow(key))).sum::<u64>()
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        let admitted: u64 = workers
+            .into_iter()
+            .map(|w| w.join().expect("worker panicked"))
+            .sum();
+        (admitted, began.elapsed())
+    });
+    Run {
+        threads,
+        decisions: per_thread * threads as u64,
+        admitted,
+        elapsed,
+    }
+}

@@ -259,7 +259,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
         shard.taken += 1;
         shard.live += 1;
         let found = Found::start(&mut shard.started);
-        f(shard.table.put(hash, key, make()), found)
+        // SAFETY: `shard` is borrowed from this shard's lock guard, and only
+        // the lock holder puts into the shard's current table.
+        #[allow(unsafe_code)]
+        let state = unsafe { shard.table.put(hash, key, make()) };
+        f(state, found)
     }
 
     /// Retires and drops every live state for which `idle` holds; returns

@@ -2,26 +2,31 @@
 //! a lock.
 //!
 //! Open addressing with linear probing. Each slot has a one-byte tag and an
-//! entry set once:
+//! entry; the tag also publishes the entry:
 //!
-//! | tag        | meaning                                             |
-//! |------------|-----------------------------------------------------|
-//! | `0`        | empty: no entry, and a probe for any key stops here  |
-//! | `1xxxxxxx` | taken: the entry's key hashes to low bits `xxxxxxx` |
+//! | tag        | meaning                                                        |
+//! |------------|----------------------------------------------------------------|
+//! | `0`        | empty: no entry, and a probe for any key stops here            |
+//! | `1xxxxxxx` | taken: the entry is written, its key hashes to low bits `xxxxxxx` |
 //!
-//! Entries are written only under the shard's lock and never cleared or
-//! replaced, so a reader holding the table can borrow any entry it finds. A
-//! key leaves by having its state retired ([`Retire`](crate::Retire)); its
-//! slot stays taken until the shard moves its live entries to a new table.
+//! An entry is written once, under the shard's lock, into a slot whose tag is
+//! still empty; then the tag is stored with release ordering. A reader loads
+//! a tag with acquire ordering and reads the entry only if the tag is taken,
+//! so it sees the whole entry or none of it. Entries are never cleared or
+//! replaced while the table is shared, so a reader holding the table can
+//! borrow any entry it finds. A key leaves by having its state retired
+//! ([`Retire`](crate::Retire)); its slot stays taken until the shard moves
+//! its live entries to a new table.
 //!
-//! A reader may see a tag before the entry behind it, or an empty tag where
-//! an entry was just written: either way it reports the key as missing, and
-//! the caller looks again under the shard's lock. It never sees a wrong key.
+//! This is the crate's one use of `unsafe`: a `OnceLock` per entry did the
+//! same safely, but its publication costs two locked instructions per new
+//! key where a release store costs none on x86-64, and it made an insertion
+//! about a third slower (`docs/benchmarks.md`, levers). The tag already had
+//! to be written, so it carries the publication.
 
 use std::borrow::Borrow;
-use std::sync::OnceLock;
 
-use crate::sync::{AtomicU8, Ordering};
+use crate::sync::{AtomicU8, Ordering, UnsafeCell};
 
 /// The tag of an empty slot.
 const EMPTY: u8 = 0;
@@ -36,13 +41,24 @@ fn home_of(hash: u64, capacity: usize) -> usize {
     ((u128::from(hash) * capacity as u128) >> 64) as usize
 }
 
+/// A slot's entry: `None` until written (module docs).
+type Entry<K, V> = UnsafeCell<Option<(K, V)>>;
+
 /// A fixed-capacity table of `(key, state)` entries.
 pub(crate) struct Table<K, V> {
     /// One tag per slot (layout in the module docs).
     tags: Box<[AtomicU8]>,
-    /// The entry of each taken slot, set once under the shard's lock.
-    entries: Box<[OnceLock<(K, V)>]>,
+    /// The entry of each slot, written once under the shard's lock.
+    entries: Box<[Entry<K, V>]>,
 }
+
+// SAFETY: threads sharing a table borrow keys and states from it (so both
+// must be `Sync`) and find entries another thread moved in (so both must be
+// `Send`). An entry is written only by `put`, whose contract leaves one
+// writer per table and a slot no reader reads until the release store of
+// its tag, after the write; it is never written again while shared.
+#[allow(unsafe_code)]
+unsafe impl<K: Send + Sync, V: Send + Sync> Sync for Table<K, V> {}
 
 impl<K: Eq, V> Table<K, V> {
     /// An empty table of `capacity` slots (at least one).
@@ -50,13 +66,13 @@ impl<K: Eq, V> Table<K, V> {
         let capacity = capacity.max(1);
         Table {
             tags: (0..capacity).map(|_| AtomicU8::new(EMPTY)).collect(),
-            entries: (0..capacity).map(|_| OnceLock::new()).collect(),
+            entries: (0..capacity).map(|_| UnsafeCell::new(None)).collect(),
         }
     }
 
     /// A table of `capacity` slots holding `entries` (hash, key, state),
-    /// built before anyone can see it, so no entry pays for the once-only
-    /// publication [`put`](Self::put) needs. The caller passes fewer entries
+    /// built before anyone can see it, so its entries need no publication:
+    /// whoever shares the table publishes them with it. The caller passes fewer entries
     /// than `capacity`; any beyond `capacity - 1` are dropped, so that a
     /// slot is always left empty and probes end.
     pub(crate) fn with_entries(
@@ -78,10 +94,7 @@ impl<K: Eq, V> Table<K, V> {
         debug_assert!(entries.next().is_none(), "more entries than slots");
         Table {
             tags: tags.into_iter().map(AtomicU8::new).collect(),
-            entries: slots
-                .into_iter()
-                .map(|entry| entry.map_or_else(OnceLock::new, OnceLock::from))
-                .collect(),
+            entries: slots.into_iter().map(UnsafeCell::new).collect(),
         }
     }
 
@@ -115,15 +128,14 @@ impl<K: Eq, V> Table<K, V> {
         let capacity = self.capacity();
         let mut slot = self.home(hash);
         for _ in 0..capacity {
-            // Relaxed: a tag only steers the probe; the entry is read through
-            // its OnceLock, which acquires what the inserter wrote, and a
-            // stale tag only makes the lookup report a miss.
+            // Relaxed: here a tag only steers the probe, and a stale one only
+            // makes the lookup report a miss; `entry` acquires before reading.
             let seen = self.tags[slot].load(Ordering::Relaxed);
             if seen == EMPTY {
                 return None;
             }
             if seen == tag {
-                if let Some((k, state)) = self.entries[slot].get() {
+                if let Some((k, state)) = self.entry(slot) {
                     if k.borrow() == key {
                         return Some(state);
                     }
@@ -137,25 +149,58 @@ impl<K: Eq, V> Table<K, V> {
         None
     }
 
+    /// The entry in `slot`, if its tag says it is written.
+    #[inline]
+    fn entry(&self, slot: usize) -> Option<&(K, V)> {
+        // Acquire: pairs with the release store in `put`, so the entry
+        // written before the tag is visible here.
+        if self.tags[slot].load(Ordering::Acquire) == EMPTY {
+            return None;
+        }
+        self.entries[slot].with(|entry| {
+            // SAFETY: the taken tag, loaded with acquire ordering, orders this
+            // read after the entry's write: by `put`, which stores the tag
+            // with release ordering after it, or by `with_entries`, before
+            // the table was shared. No write follows while it is shared, so
+            // a shared borrow for as long as `self` lives is sound.
+            #[allow(unsafe_code)]
+            unsafe {
+                (*entry).as_ref()
+            }
+        })
+    }
+
     /// Puts `key` in the first empty slot of its probe and returns its
-    /// state. Only under the shard's lock, for a key not in the table, with
-    /// at least one slot empty.
-    pub(crate) fn put(&self, hash: u64, key: K, state: V) -> &V {
+    /// state. For a key not in the table, with at least one slot empty.
+    ///
+    /// # Safety
+    ///
+    /// No other `put` on this table may run at once: callers hold the lock of
+    /// the shard whose table this is. (Readers need no lock: they never read
+    /// an entry whose tag is empty, and the tag is published after the write.)
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
         let capacity = self.capacity();
         let mut slot = self.home(hash);
-        // Relaxed: the lock holder is the only writer of tags, so it sees
-        // every tag exactly.
+        // Relaxed: the caller is the only writer of tags, so it sees every
+        // tag exactly.
         while self.tags[slot].load(Ordering::Relaxed) != EMPTY {
             slot += 1;
             if slot == capacity {
                 slot = 0;
             }
         }
-        // An empty tag means the entry is unset: both are written only here.
-        let (_, state) = self.entries[slot].get_or_init(|| (key, state));
-        // Relaxed: readers find the entry through the OnceLock (acquire), not
-        // through the tag.
-        self.tags[slot].store(Self::tag(hash), Ordering::Relaxed);
+        let (_, state) = self.entries[slot].with_mut(|entry| {
+            // SAFETY: the slot's tag is empty, so no reader reads this entry
+            // (see `entry`), and by this function's contract no other writer
+            // runs; the entry was never written (empty tags are only ever
+            // set here). The shared borrow returned is the only one made
+            // from this write, and no write follows while the table is shared.
+            unsafe { &*(*entry).insert((key, state)) }
+        });
+        // Release: publishes the entry written above to readers that load
+        // this tag with acquire ordering (`entry`).
+        self.tags[slot].store(Self::tag(hash), Ordering::Release);
         state
     }
 
@@ -165,16 +210,18 @@ impl<K: Eq, V> Table<K, V> {
         std::mem::take(&mut self.entries)
             .into_vec()
             .into_iter()
-            .filter_map(OnceLock::into_inner)
+            .filter_map(UnsafeCell::into_inner)
     }
 
     /// Every entry, in slot order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
-        self.entries.iter().filter_map(OnceLock::get)
+        (0..self.capacity()).filter_map(|slot| self.entry(slot))
     }
 }
 
 #[cfg(all(test, not(tollgate_loom)))]
+// SAFETY (every `put` below): one thread, so one writer.
+#[allow(unsafe_code)]
 mod tests {
     use super::*;
 
@@ -183,7 +230,7 @@ mod tests {
         let table: Table<u64, u64> = Table::with_capacity(8);
         for key in 0..7 {
             // One hash for all: every key probes from the same slot.
-            assert_eq!(*table.put(42, key, key * 10), key * 10);
+            assert_eq!(unsafe { *table.put(42, key, key * 10) }, key * 10);
         }
         for key in 0..7 {
             assert_eq!(table.find(42, &key), Some(&(key * 10)));
@@ -199,7 +246,7 @@ mod tests {
         for key in 0..6 {
             assert_eq!(table.find(key % 2, &key), Some(&(key * 10)));
         }
-        assert_eq!(*table.put(1, 6, 60), 60);
+        assert_eq!(unsafe { *table.put(1, 6, 60) }, 60);
         assert_eq!(table.find(1, &6), Some(&60));
         assert_eq!(table.entries().count(), 7);
     }
@@ -207,7 +254,7 @@ mod tests {
     #[test]
     fn a_tag_match_with_another_key_is_not_a_hit() {
         let table: Table<String, u8> = Table::with_capacity(4);
-        table.put(0x85, "a".to_string(), 1);
+        unsafe { table.put(0x85, "a".to_string(), 1) };
         // Same low seven bits, different key.
         assert_eq!(table.find(0x05, "b"), None);
         assert_eq!(table.find(0x85, "a"), Some(&1));

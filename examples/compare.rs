@@ -3,7 +3,7 @@
 //! thread sweep, saturation checks and bytes per key.
 //!
 //! ```text
-//! cargo run --release --example compare                 # about 40 s
+//! cargo run --release --example compare                 # about 45 s
 //! cargo run --release --example compare -- --quick      # correctness only
 //! cargo run --release --example compare -- --chart docs/benchmarks-threads.png
 //! ```
@@ -50,7 +50,7 @@ const FULL: Plan = Plan {
     rounds: 21,
     batch: 20_000,
     sweep_run: Duration::from_millis(200),
-    sweep_rounds: 3,
+    sweep_rounds: 5,
     saturation_run: Duration::from_millis(200),
     memory_sizes: &[100_000, 1_000_000],
 };

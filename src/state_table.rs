@@ -20,9 +20,9 @@
 //!
 //! This is the crate's one use of `unsafe`: a `OnceLock` per entry did the
 //! same safely, but its publication costs two locked instructions per new
-//! key where a release store costs none on x86-64, and it made an insertion
-//! about a third slower (`docs/benchmarks.md`, levers). The tag already had
-//! to be written, so it carries the publication.
+//! key where a release store is a plain store on x86-64, and insertions took
+//! about half as long again with it (`docs/benchmarks.md`, levers). The tag
+//! already had to be written, so it carries the publication.
 
 use std::borrow::Borrow;
 
@@ -72,9 +72,9 @@ impl<K: Eq, V> Table<K, V> {
 
     /// A table of `capacity` slots holding `entries` (hash, key, state),
     /// built before anyone can see it, so its entries need no publication:
-    /// whoever shares the table publishes them with it. The caller passes fewer entries
-    /// than `capacity`; any beyond `capacity - 1` are dropped, so that a
-    /// slot is always left empty and probes end.
+    /// whoever shares the table publishes them with it. The caller passes
+    /// fewer entries than `capacity`; any beyond `capacity - 1` are dropped,
+    /// so that a slot is always left empty and probes end.
     pub(crate) fn with_entries(
         capacity: usize,
         entries: impl IntoIterator<Item = (u64, K, V)>,
@@ -193,9 +193,10 @@ impl<K: Eq, V> Table<K, V> {
         let (_, state) = self.entries[slot].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
             // (see `entry`), and by this function's contract no other writer
-            // runs; the entry was never written (empty tags are only ever
-            // set here). The shared borrow returned is the only one made
-            // from this write, and no write follows while the table is shared.
+            // runs. An empty tag also means the entry is `None`: a tag is set
+            // only together with its entry (here and in `with_entries`). The
+            // shared borrow returned is made after the write, and no write
+            // follows while the table is shared.
             unsafe { &*(*entry).insert((key, state)) }
         });
         // Release: publishes the entry written above to readers that load

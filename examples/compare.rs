@@ -177,6 +177,8 @@ fn main() -> ExitCode {
     });
     drop(contenders);
 
+    insertion(&spec, plan, &mut failures);
+
     // Single thread, one key, no map.
     let direct = DirectLimiter::<TokenBucketRule>::new(spec.tollgate());
     let direct_exact =
@@ -330,6 +332,59 @@ fn main() -> ExitCode {
 
 /// Measures `contenders`, prints their table (ratio to the first row) and
 /// checks that each admitted every request.
+/// First requests for new keys, `u64` and `String`: the slow path, with
+/// the key allocation the caller makes counted for every contender alike.
+fn insertion(spec: &Spec, plan: &Plan, failures: &mut Vec<String>) {
+    let spec = *spec;
+    let mut contenders = vec![
+        single::new_keys(
+            "tollgate TokenBucket<u64>",
+            || TokenBucket::<u64>::new(spec.tollgate()),
+            |l, k| l.allow(&k),
+        ),
+        single::new_keys(
+            "governor keyed <u64>",
+            || governor_keyed::<u64>(spec),
+            |l, k| l.check_key(&k).is_ok(),
+        ),
+        single::new_keys(
+            "std Mutex<HashMap<u64, _>>",
+            || spec.std_bucket::<u64>(),
+            |l, k| l.allow(&k),
+        ),
+    ];
+    report(
+        "Single thread, first requests for new `u64` keys",
+        &mut contenders,
+        plan,
+        failures,
+    );
+    let name = |k: u64| format!("client-{k:08}");
+    let mut contenders = vec![
+        single::new_keys(
+            "tollgate TokenBucket<String>",
+            || TokenBucket::<String>::new(spec.tollgate()),
+            move |l, k| l.allow(&name(k)),
+        ),
+        single::new_keys(
+            "governor keyed <String>",
+            || governor_keyed::<String>(spec),
+            move |l, k| l.check_key(&name(k)).is_ok(),
+        ),
+        single::new_keys(
+            "std Mutex<HashMap<String, _>>",
+            || spec.std_bucket::<String>(),
+            move |l, k| l.allow(&name(k)),
+        ),
+    ];
+    report(
+        "Single thread, first requests for new `String` keys",
+        &mut contenders,
+        plan,
+        failures,
+    );
+}
+
 fn report(
     title: &str,
     contenders: &mut [Timed<'_>],

@@ -56,6 +56,28 @@ pub fn keyed<'a, K>(
     }
 }
 
+/// A contender making first requests: each batch gets a fresh limiter from
+/// `make` (built and dropped outside the timing) and asks it for keys
+/// `0..n`, none of which it has seen.
+pub fn new_keys<'a, L: 'a>(
+    name: &'static str,
+    make: impl Fn() -> L + 'a,
+    allow: impl Fn(&L, u64) -> bool + 'a,
+) -> Timed<'a> {
+    Timed {
+        name,
+        run: Box::new(move |n| {
+            let limiter = make();
+            let mut admitted = 0;
+            let began = Instant::now();
+            for key in 0..n {
+                admitted += u64::from(black_box(allow(&limiter, black_box(key))));
+            }
+            (began.elapsed(), admitted)
+        }),
+    }
+}
+
 /// A contender with no key.
 pub fn single<'a>(name: &'static str, allow: impl Fn() -> bool + 'a) -> Timed<'a> {
     Timed {

@@ -330,8 +330,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Measures `contenders`, prints their table (ratio to the first row) and
-/// checks that each admitted every request.
 /// First requests for new keys, `u64` and `String`: the slow path, with
 /// the key allocation the caller makes counted for every contender alike.
 fn insertion(spec: &Spec, plan: &Plan, failures: &mut Vec<String>) {
@@ -385,6 +383,8 @@ fn insertion(spec: &Spec, plan: &Plan, failures: &mut Vec<String>) {
     );
 }
 
+/// Measures `contenders`, prints their table (ratio to the first row) and
+/// checks that each admitted every request.
 fn report(
     title: &str,
     contenders: &mut [Timed<'_>],

@@ -85,57 +85,47 @@ fn timed_inserts<L: Sync>(
     total
 }
 
+/// Benchmarks first requests for new keys on 1, 2, 4 and 8 threads, a fresh
+/// limiter from `make` per chunk.
+fn insert_sweep<L: Sync>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    make: impl Fn() -> L,
+    allow: impl Fn(&L, u64) -> bool + Sync,
+    len: impl Fn(&L) -> usize,
+) {
+    for &threads in &THREADS {
+        g.bench_with_input(BenchmarkId::new(id, threads), &threads, |b, &threads| {
+            b.iter_custom(|iters| timed_inserts(threads, iters, &make, &allow, &len))
+        });
+    }
+}
+
 fn insertion(c: &mut Criterion) {
     let spec = Spec::DEEP_BUCKET;
     let quota = spec.tollgate();
     let mut g = c.benchmark_group("threads_insert_new_u64");
-    for &threads in &THREADS {
-        g.bench_with_input(
-            BenchmarkId::new("tollgate_token_bucket", threads),
-            &threads,
-            |b, &threads| {
-                b.iter_custom(|iters| {
-                    timed_inserts(
-                        threads,
-                        iters,
-                        || TokenBucket::<u64>::new(quota),
-                        |l, k| l.allow(&k),
-                        TokenBucket::len,
-                    )
-                })
-            },
-        );
-        g.bench_with_input(
-            BenchmarkId::new("governor_keyed", threads),
-            &threads,
-            |b, &threads| {
-                b.iter_custom(|iters| {
-                    timed_inserts(
-                        threads,
-                        iters,
-                        || governor_keyed::<u64>(spec),
-                        |l, k| l.check_key(&k).is_ok(),
-                        |l| l.len(),
-                    )
-                })
-            },
-        );
-        g.bench_with_input(
-            BenchmarkId::new("std_mutex_token_bucket", threads),
-            &threads,
-            |b, &threads| {
-                b.iter_custom(|iters| {
-                    timed_inserts(
-                        threads,
-                        iters,
-                        || spec.std_bucket::<u64>(),
-                        |l, k| l.allow(&k),
-                        |l| l.len(),
-                    )
-                })
-            },
-        );
-    }
+    insert_sweep(
+        &mut g,
+        "tollgate_token_bucket",
+        || TokenBucket::<u64>::new(quota),
+        |l, k| l.allow(&k),
+        TokenBucket::len,
+    );
+    insert_sweep(
+        &mut g,
+        "governor_keyed",
+        || governor_keyed::<u64>(spec),
+        |l, k| l.check_key(&k).is_ok(),
+        |l| l.len(),
+    );
+    insert_sweep(
+        &mut g,
+        "std_mutex_token_bucket",
+        || spec.std_bucket::<u64>(),
+        |l, k| l.allow(&k),
+        |l| l.len(),
+    );
     g.finish();
 }
 

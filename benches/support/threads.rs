@@ -86,36 +86,12 @@ pub fn run_ops<K: Sync>(
     keys: &[K],
     allow: impl Fn(&K) -> bool + Sync,
 ) -> Run {
-    let start = Barrier::new(threads + 1);
-    let (admitted, elapsed) = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let (start, allow) = (&start, &allow);
-                scope.spawn(move || {
-                    let mut pick = Pick::new(0x5eed + t as u64 * 0x1234_5678_9abc);
-                    let mut admitted = 0;
-                    start.wait();
-                    for _ in 0..per_thread {
-                        admitted += u64::from(allow(&keys[pick.below(keys.len())]));
-                    }
-                    admitted
-                })
-            })
-            .collect();
-        start.wait();
-        let began = Instant::now();
-        let admitted: u64 = workers
-            .into_iter()
-            .map(|w| w.join().expect("worker panicked"))
-            .sum();
-        (admitted, began.elapsed())
-    });
-    Run {
-        threads,
-        decisions: per_thread * threads as u64,
-        admitted,
-        elapsed,
-    }
+    run_counted(threads, per_thread, |t| {
+        let mut pick = Pick::new(0x5eed + t * 0x1234_5678_9abc);
+        (0..per_thread)
+            .map(|_| u64::from(allow(&keys[pick.below(keys.len())])))
+            .sum()
+    })
 }
 
 /// Runs `threads` threads that each make `per_thread` first requests for
@@ -127,15 +103,24 @@ pub fn run_new_keys(
     first: u64,
     allow: impl Fn(u64) -> bool + Sync,
 ) -> Run {
+    run_counted(threads, per_thread, |t| {
+        let keys = first + t * per_thread..first + (t + 1) * per_thread;
+        keys.map(|key| u64::from(allow(key))).sum()
+    })
+}
+
+/// Starts `threads` threads together, each running `work(t)` for its index
+/// `t` (which makes `per_thread` decisions and returns how many admitted),
+/// and times them from the common start to the last one's end.
+fn run_counted(threads: usize, per_thread: u64, work: impl Fn(u64) -> u64 + Sync) -> Run {
     let start = Barrier::new(threads + 1);
     let (admitted, elapsed) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads as u64)
             .map(|t| {
-                let (start, allow) = (&start, &allow);
+                let (start, work) = (&start, &work);
                 scope.spawn(move || {
-                    let keys = first + t * per_thread..first + (t + 1) * per_thread;
                     start.wait();
-                    keys.map(|key| u64::from(allow(key))).sum::<u64>()
+                    work(t)
                 })
             })
             .collect();

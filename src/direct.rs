@@ -46,7 +46,8 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
     }
 
     /// Spends `cost` units if available; see [`RateLimiter::check_n`].
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     pub fn check_n(&self, cost: u64) -> Result<Decision, InsufficientCapacity> {
         InsufficientCapacity::check(cost, self.rule.max_cost())?;
         let now = self.clock.now_nanos();

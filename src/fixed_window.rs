@@ -23,6 +23,7 @@
 use crate::algorithm::Algorithm;
 use crate::clock::MonotonicClock;
 use crate::decision::Decision;
+use crate::divisor::Divisor;
 use crate::keyed::KeyedLimiter;
 use crate::packed_word::{PackedWord, Step};
 use crate::quota::Quota;
@@ -50,7 +51,8 @@ pub type FixedWindow<K = String, C = MonotonicClock> = KeyedLimiter<FixedWindowR
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FixedWindowRule {
     limit: u64,
-    window: u64,
+    /// The window's length in nanoseconds, divided by on every decision.
+    window: Divisor,
     count_bits: u32,
     tag: WindowTag,
 }
@@ -76,10 +78,11 @@ impl FixedWindowRule {
     }
 
     /// The pure decision for one old word.
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     fn step(&self, word: u64, now: u64, cost: u64) -> Step {
-        let (index, used) = self.current(word, now / self.window);
-        let window_end = index.saturating_add(1).saturating_mul(self.window);
+        let (index, used) = self.current(word, self.window.divide(now));
+        let window_end = index.saturating_add(1).saturating_mul(self.window.get());
         let until_end = window_end.saturating_sub(now);
         let wanted = cost.max(1);
         if used + wanted > self.limit {
@@ -113,7 +116,7 @@ impl Algorithm for FixedWindowRule {
         let count_bits = u64::BITS - (limit + 1).leading_zeros();
         FixedWindowRule {
             limit,
-            window: quota.window_nanos(),
+            window: Divisor::new(quota.window_nanos()),
             count_bits,
             tag: WindowTag::with_bits(u64::BITS - count_bits),
         }
@@ -134,17 +137,18 @@ impl Algorithm for FixedWindowRule {
         self.limit
     }
 
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|word| self.step(word, now, cost))
     }
 
     #[inline]
     fn is_fresh(&self, state: &PackedWord, now: u64) -> bool {
-        self.current(state.load(), now / self.window).1 == 0
+        self.current(state.load(), self.window.divide(now)).1 == 0
     }
 
     fn reset_bound_nanos(&self) -> u64 {
-        self.window
+        self.window.get()
     }
 }

@@ -60,6 +60,7 @@ mod algorithm;
 mod clock;
 mod decision;
 mod direct;
+mod divisor;
 mod error;
 pub mod fixed_window;
 mod keyed;

@@ -52,7 +52,10 @@ impl PackedWord {
     /// changed the word in between, so the returned decision always belongs
     /// to the state the update replaced: the CAS is the linearisation point.
     /// `decide` never returns [`RETIRED`](Self::RETIRED) as the next word.
-    #[inline]
+    // Always inlined, down to the CAS: left to the compiler the decision
+    // stayed a call, and a direct decision took about twice as long
+    // (docs/benchmarks.md, levers).
+    #[inline(always)]
     pub(crate) fn update(&self, mut decide: impl FnMut(u64) -> Step) -> Option<Decision> {
         let mut current = self.load();
         let backoff = Backoff::new();

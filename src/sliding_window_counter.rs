@@ -26,6 +26,7 @@
 use crate::algorithm::Algorithm;
 use crate::clock::MonotonicClock;
 use crate::decision::Decision;
+use crate::divisor::Divisor;
 use crate::keyed::KeyedLimiter;
 use crate::packed_word::{PackedWord, Step};
 use crate::quota::Quota;
@@ -43,7 +44,8 @@ pub type SlidingWindowCounter<K = String, C = MonotonicClock> =
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlidingWindowCounterRule {
     limit: u64,
-    window: u64,
+    /// The window's length in nanoseconds, divided by on every decision.
+    window: Divisor,
     count_bits: u32,
     tag: WindowTag,
 }
@@ -71,8 +73,7 @@ impl SlidingWindowCounterRule {
     fn current(&self, word: u64, now: u64) -> Counts {
         let mask = self.count_mask();
         let (stored_prev, stored_cur) = ((word >> self.count_bits) & mask, word & mask);
-        let now_index = now / self.window;
-        let elapsed = now - now_index * self.window;
+        let (now_index, elapsed) = self.window.divide_with_remainder(now);
         let zero = Counts {
             index: now_index,
             lead: 0,
@@ -100,7 +101,7 @@ impl SlidingWindowCounterRule {
                 let index = now_index.saturating_add(by);
                 Counts {
                     index,
-                    lead: index.saturating_mul(self.window).saturating_sub(now),
+                    lead: index.saturating_mul(self.window.get()).saturating_sub(now),
                     elapsed: 0,
                     prev: stored_prev,
                     cur: stored_cur,
@@ -112,20 +113,33 @@ impl SlidingWindowCounterRule {
     /// Whether `cost` more units fit at these counts.
     #[inline]
     fn fits(&self, counts: &Counts, cost: u64) -> bool {
-        let w = u128::from(self.window);
+        let w = u128::from(self.window.get());
         let weighted_prev = u128::from(counts.prev) * (w - u128::from(counts.elapsed));
         weighted_prev + u128::from(counts.cur + cost) * w <= u128::from(self.limit) * w
     }
 
-    /// Units that fit now: `⌊(limit·W - prev·(W - e)) / W⌋ - cur`.
+    /// Units that fit now: `⌊(limit·W - prev·(W - e)) / W⌋ - cur`, which is
+    /// `limit + ⌊prev·e / W⌋ - prev - cur` (the `prev·W` term divides exactly),
+    /// floored at zero.
     #[inline]
     fn remaining(&self, counts: &Counts) -> u64 {
-        let w = u128::from(self.window);
-        let weighted_prev = u128::from(counts.prev) * (w - u128::from(counts.elapsed));
-        let room = (u128::from(self.limit) * w).saturating_sub(weighted_prev) / w;
-        u64::try_from(room)
-            .unwrap_or(u64::MAX)
+        let decayed = match counts.prev.checked_mul(counts.elapsed) {
+            Some(product) => self.window.divide(product),
+            // Windows over about 18 minutes with a busy previous window.
+            None => self.decayed_wide(counts),
+        };
+        // `decayed <= prev <= limit`, so the sum cannot overflow.
+        (self.limit + decayed)
+            .saturating_sub(counts.prev)
             .saturating_sub(counts.cur)
+    }
+
+    /// `⌊prev·e / W⌋` when `prev·e` does not fit 64 bits.
+    #[cold]
+    fn decayed_wide(&self, counts: &Counts) -> u64 {
+        let product = u128::from(counts.prev) * u128::from(counts.elapsed);
+        // Below `prev`, since `e < W`.
+        u64::try_from(product / u128::from(self.window.get())).unwrap_or(counts.prev)
     }
 
     /// Earliest offset into a window with `prev` weighted against `extra`
@@ -136,34 +150,40 @@ impl SlidingWindowCounterRule {
         if prev == 0 {
             return Some(0);
         }
-        let w = u128::from(self.window);
+        let w = u128::from(self.window.get());
         let span = (u128::from(room) * w / u128::from(prev)).min(w);
         // span <= W, which is a u64.
-        Some(self.window - u64::try_from(span).unwrap_or(self.window))
+        Some(self.window.get() - u64::try_from(span).unwrap_or(self.window.get()))
     }
 
     /// How long until `cost` units fit, given they do not fit now.
     #[inline]
     fn retry_after(&self, counts: &Counts, cost: u64) -> u64 {
-        let to_window_end = counts.lead.saturating_add(self.window - counts.elapsed);
+        let to_window_end = counts
+            .lead
+            .saturating_add(self.window.get() - counts.elapsed);
         if let Some(at) = self.earliest_fit(counts.prev, counts.cur + cost)
-            && at < self.window
+            && at < self.window.get()
         {
             return counts
                 .lead
                 .saturating_add(at.saturating_sub(counts.elapsed));
         }
         // Next window: the current count becomes the weighted one.
-        let at = self.earliest_fit(counts.cur, cost).unwrap_or(self.window);
+        let at = self
+            .earliest_fit(counts.cur, cost)
+            .unwrap_or(self.window.get());
         to_window_end.saturating_add(at)
     }
 
     /// How long until every count that applies has decayed to zero.
     #[inline]
     fn reset_after(&self, counts: &Counts) -> u64 {
-        let to_window_end = counts.lead.saturating_add(self.window - counts.elapsed);
+        let to_window_end = counts
+            .lead
+            .saturating_add(self.window.get() - counts.elapsed);
         if counts.cur > 0 {
-            to_window_end.saturating_add(self.window)
+            to_window_end.saturating_add(self.window.get())
         } else if counts.prev > 0 {
             to_window_end
         } else {
@@ -172,7 +192,8 @@ impl SlidingWindowCounterRule {
     }
 
     /// The pure decision for one old word.
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     fn step(&self, word: u64, now: u64, cost: u64) -> Step {
         let counts = self.current(word, now);
         let wanted = cost.max(1);
@@ -220,7 +241,7 @@ impl Algorithm for SlidingWindowCounterRule {
         let count_bits = u64::BITS - (limit + 1).leading_zeros();
         SlidingWindowCounterRule {
             limit,
-            window: quota.window_nanos(),
+            window: Divisor::new(quota.window_nanos()),
             count_bits,
             tag: WindowTag::with_bits(u64::BITS - 2 * count_bits),
         }
@@ -241,7 +262,8 @@ impl Algorithm for SlidingWindowCounterRule {
         self.limit
     }
 
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|word| self.step(word, now, cost))
     }
@@ -253,6 +275,6 @@ impl Algorithm for SlidingWindowCounterRule {
     }
 
     fn reset_bound_nanos(&self) -> u64 {
-        self.window.saturating_mul(2)
+        self.window.get().saturating_mul(2)
     }
 }

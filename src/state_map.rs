@@ -162,12 +162,20 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     #[cfg(not(tollgate_loom))]
     #[inline]
     fn with_table<R>(&self, shard: usize, f: impl FnOnce(&Table<K, V>) -> Option<R>) -> Option<R> {
-        let cached = self
-            .cached
-            .get_or(|| self.empty_cache())
-            .try_borrow()
-            .ok()?;
-        f(cached[shard].as_deref()?)
+        // `get` is small enough to inline; `get_or` carries the insertion
+        // and stayed a call, so it is only the first lookup's path.
+        let cached = match self.cached.get() {
+            Some(cached) => cached,
+            None => self.first_cache(),
+        };
+        f(cached.try_borrow().ok()?[shard].as_deref()?)
+    }
+
+    /// This thread's caches, made on its first lookup.
+    #[cfg(not(tollgate_loom))]
+    #[cold]
+    fn first_cache(&self) -> &TableCache<K, V> {
+        self.cached.get_or(|| self.empty_cache())
     }
 
     /// Runs `f` on the shard's current table, read under its lock and used

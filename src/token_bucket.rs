@@ -30,6 +30,7 @@
 use crate::algorithm::Algorithm;
 use crate::clock::MonotonicClock;
 use crate::decision::Decision;
+use crate::divisor::Divisor;
 use crate::keyed::KeyedLimiter;
 use crate::packed_word::{PackedWord, Step};
 use crate::quota::Quota;
@@ -59,8 +60,8 @@ pub type TokenBucket<K = String, C = MonotonicClock> = KeyedLimiter<TokenBucketR
 /// The token bucket rule (GCRA); see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TokenBucketRule {
-    /// `T`: nanoseconds per token.
-    interval: u64,
+    /// `T`: nanoseconds per token, divided by on every decision.
+    interval: Divisor,
     /// `τ`: nanoseconds from empty to full.
     tolerance: u64,
     /// `⌊τ / T⌋`: tokens in a full bucket.
@@ -70,7 +71,7 @@ pub struct TokenBucketRule {
 impl TokenBucketRule {
     /// Nanoseconds between two refilled tokens.
     pub fn interval_nanos(&self) -> u64 {
-        self.interval
+        self.interval.get()
     }
 
     /// Tokens in a full bucket.
@@ -84,13 +85,14 @@ impl TokenBucketRule {
     }
 
     /// The pure decision: old `TAT`, time and cost in; answer and new `TAT` out.
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     fn step(&self, tat: u64, now: u64, cost: u64) -> Step {
         let debt = tat.saturating_sub(now);
         // Only refusals and peeks need it: the admitted path divides once.
-        let available = || self.tolerance.saturating_sub(debt) / self.interval;
+        let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
         // A peek is judged as one unit, but reports the state before it.
-        let spend = cost.max(1) * self.interval; // cost <= capacity, so <= τ
+        let spend = cost.max(1) * self.interval.get(); // cost <= capacity, so <= τ
         // Summed exactly: with τ = u64::MAX a saturated sum would equal τ and pass.
         let after = u128::from(debt) + u128::from(spend);
         if after > u128::from(self.tolerance) {
@@ -109,7 +111,7 @@ impl TokenBucketRule {
                 next: None,
             };
         }
-        let remaining = (self.tolerance - after) / self.interval;
+        let remaining = self.interval.divide(self.tolerance - after);
         Step {
             decision: Decision::admit(self.capacity, remaining, after),
             next: Some(now.saturating_add(after).min(MAX_TAT)),
@@ -127,7 +129,7 @@ impl Algorithm for TokenBucketRule {
         // Fits: `ceiling` is a u64.
         let tolerance = u64::try_from(full.min(ceiling)).unwrap_or(u64::MAX);
         TokenBucketRule {
-            interval,
+            interval: Divisor::new(interval),
             tolerance,
             capacity: tolerance / interval,
         }
@@ -148,7 +150,8 @@ impl Algorithm for TokenBucketRule {
         self.capacity
     }
 
-    #[inline]
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
     fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|tat| self.step(tat, now, cost))
     }

@@ -413,6 +413,9 @@ fn quotas() -> Vec<Quota> {
         Quota::per_minute(100).with_burst(7),
         Quota::per_second(2).with_burst(50),
         q(5, 30 * 1_000_000_000),
+        // A day-long window with a limit near the counter's 24 bits: the
+        // sliding counter's `prev·e` overflows 64 bits and takes its wide path.
+        q(16_000_000, 86_400 * 1_000_000_000),
     ]
 }
 

@@ -18,6 +18,10 @@
 //! ([`Retire`](crate::Retire)); its slot stays taken until the shard moves
 //! its live entries to a new table.
 //!
+//! The tag is also the only record of which entries are written: an entry
+//! is uninitialised memory until its tag is taken, so a `u64` key with a
+//! `u64` state takes 16 bytes, not the 24 an `Option` around it would.
+//!
 //! This is the crate's one use of `unsafe`: a `OnceLock` per entry did the
 //! same safely, but its publication costs two locked instructions per new
 //! key where a release store is a plain store on x86-64, and insertions took
@@ -25,6 +29,7 @@
 //! already had to be written, so it carries the publication.
 
 use std::borrow::Borrow;
+use std::mem::MaybeUninit;
 
 use crate::sync::{AtomicU8, Ordering, UnsafeCell};
 
@@ -41,8 +46,8 @@ fn home_of(hash: u64, capacity: usize) -> usize {
     ((u128::from(hash) * capacity as u128) >> 64) as usize
 }
 
-/// A slot's entry: `None` until written (module docs).
-type Entry<K, V> = UnsafeCell<Option<(K, V)>>;
+/// A slot's entry: initialised exactly when its tag is taken (module docs).
+type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 
 /// A fixed-capacity table of `(key, state)` entries.
 pub(crate) struct Table<K, V> {
@@ -53,10 +58,11 @@ pub(crate) struct Table<K, V> {
 }
 
 // SAFETY: threads sharing a table borrow keys and states from it (so both
-// must be `Sync`) and find entries another thread moved in (so both must be
-// `Send`). An entry is written only by `put`, whose contract leaves one
-// writer per table and a slot no reader reads until the release store of
-// its tag, after the write; it is never written again while shared.
+// must be `Sync`) and find entries another thread moved in, and drop them
+// with the table (so both must be `Send`). An entry is written only by
+// `put`, whose contract leaves one writer per table and a slot no reader
+// reads until the release store of its tag, after the write; it is never
+// written again while shared.
 #[allow(unsafe_code)]
 unsafe impl<K: Send + Sync, V: Send + Sync> Sync for Table<K, V> {}
 
@@ -66,7 +72,9 @@ impl<K: Eq, V> Table<K, V> {
         let capacity = capacity.max(1);
         Table {
             tags: (0..capacity).map(|_| AtomicU8::new(EMPTY)).collect(),
-            entries: (0..capacity).map(|_| UnsafeCell::new(None)).collect(),
+            entries: (0..capacity)
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect(),
         }
     }
 
@@ -81,7 +89,8 @@ impl<K: Eq, V> Table<K, V> {
     ) -> Self {
         let capacity = capacity.max(1);
         let mut tags = vec![EMPTY; capacity];
-        let mut slots: Vec<Option<(K, V)>> = (0..capacity).map(|_| None).collect();
+        let mut slots: Vec<MaybeUninit<(K, V)>> =
+            (0..capacity).map(|_| MaybeUninit::uninit()).collect();
         let mut entries = entries.into_iter();
         for (hash, key, state) in entries.by_ref().take(capacity - 1) {
             let mut slot = home_of(hash, capacity);
@@ -89,7 +98,7 @@ impl<K: Eq, V> Table<K, V> {
                 slot = if slot + 1 == capacity { 0 } else { slot + 1 };
             }
             tags[slot] = Self::tag(hash);
-            slots[slot] = Some((key, state));
+            slots[slot] = MaybeUninit::new((key, state));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");
         Table {
@@ -162,10 +171,11 @@ impl<K: Eq, V> Table<K, V> {
             // read after the entry's write: by `put`, which stores the tag
             // with release ordering after it, or by `with_entries`, before
             // the table was shared. No write follows while it is shared, so
-            // a shared borrow for as long as `self` lives is sound.
+            // a shared borrow for as long as `self` lives is sound. A taken
+            // tag also means the entry is initialised (module docs).
             #[allow(unsafe_code)]
             unsafe {
-                (*entry).as_ref()
+                Some((*entry).assume_init_ref())
             }
         })
     }
@@ -193,11 +203,11 @@ impl<K: Eq, V> Table<K, V> {
         let (_, state) = self.entries[slot].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
             // (see `entry`), and by this function's contract no other writer
-            // runs. An empty tag also means the entry is `None`: a tag is set
-            // only together with its entry (here and in `with_entries`). The
-            // shared borrow returned is made after the write, and no write
-            // follows while the table is shared.
-            unsafe { &*(*entry).insert((key, state)) }
+            // runs. An empty tag also means the entry holds nothing to drop:
+            // a tag is set only together with its entry (here and in
+            // `with_entries`). The shared borrow returned is made after the
+            // write, and no write follows while the table is shared.
+            unsafe { &*(*entry).write((key, state)) }
         });
         // Release: publishes the entry written above to readers that load
         // this tag with acquire ordering (`entry`).
@@ -206,17 +216,57 @@ impl<K: Eq, V> Table<K, V> {
     }
 
     /// Takes every entry, by value, in slot order, leaving no slots.
-    pub(crate) fn take_entries(&mut self) -> impl Iterator<Item = (K, V)> + use<K, V> {
-        self.tags = Box::default();
-        std::mem::take(&mut self.entries)
-            .into_vec()
-            .into_iter()
-            .filter_map(UnsafeCell::into_inner)
+    pub(crate) fn take_entries(&mut self) -> TakenEntries<K, V> {
+        TakenEntries {
+            tags: std::mem::take(&mut self.tags).into_vec().into_iter(),
+            entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
+        }
     }
 
     /// Every entry, in slot order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
         (0..self.capacity()).filter_map(|slot| self.entry(slot))
+    }
+}
+
+impl<K, V> Drop for Table<K, V> {
+    fn drop(&mut self) {
+        // Taking the entries drops them.
+        drop(TakenEntries {
+            tags: std::mem::take(&mut self.tags).into_vec().into_iter(),
+            entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
+        });
+    }
+}
+
+/// A table's entries, moved out of it in slot order; those not taken by
+/// the time it is dropped are dropped with it.
+pub(crate) struct TakenEntries<K, V> {
+    tags: std::vec::IntoIter<AtomicU8>,
+    entries: std::vec::IntoIter<Entry<K, V>>,
+}
+
+impl<K, V> Iterator for TakenEntries<K, V> {
+    type Item = (K, V);
+
+    fn next(&mut self) -> Option<(K, V)> {
+        loop {
+            let tag = self.tags.next()?.into_inner();
+            let entry = self.entries.next()?.into_inner();
+            if tag != EMPTY {
+                // SAFETY: a taken tag means the entry was written (module
+                // docs), and each entry is yielded once: both iterators own
+                // what they yield, so the table no longer holds it.
+                #[allow(unsafe_code)]
+                return Some(unsafe { entry.assume_init() });
+            }
+        }
+    }
+}
+
+impl<K, V> Drop for TakenEntries<K, V> {
+    fn drop(&mut self) {
+        self.for_each(drop);
     }
 }
 
@@ -250,6 +300,52 @@ mod tests {
         assert_eq!(unsafe { *table.put(1, 6, 60) }, 60);
         assert_eq!(table.find(1, &6), Some(&60));
         assert_eq!(table.entries().count(), 7);
+    }
+
+    /// Entries are dropped exactly once: with the table, or when taken, or
+    /// with a partly consumed `take_entries`.
+    #[test]
+    fn every_written_entry_is_dropped_once() {
+        use std::sync::Arc;
+        let token = Arc::new(());
+        let filled = || {
+            let table: Table<u64, Arc<()>> = Table::with_capacity(8);
+            for key in 0..5 {
+                unsafe { table.put(key, key, Arc::clone(&token)) };
+            }
+            table
+        };
+        drop(filled());
+        assert_eq!(Arc::strong_count(&token), 1, "dropped with the table");
+
+        let mut table = filled();
+        let mut taken = table.take_entries();
+        let first = taken.next().expect("five entries");
+        assert_eq!(Arc::strong_count(&token), 6, "one taken, four still inside");
+        drop(taken);
+        assert_eq!(
+            Arc::strong_count(&token),
+            2,
+            "the rest dropped with the iterator"
+        );
+        drop(first);
+        drop(table);
+        assert_eq!(
+            Arc::strong_count(&token),
+            1,
+            "nothing left in the emptied table"
+        );
+
+        let mut table = filled();
+        assert_eq!(table.take_entries().count(), 5);
+        assert_eq!(Arc::strong_count(&token), 1);
+    }
+
+    #[test]
+    fn entries_without_a_niche_take_no_discriminant() {
+        // The tag says which entries are written, so none carries an `Option`.
+        assert_eq!(std::mem::size_of::<Entry<u64, crate::PackedWord>>(), 16);
+        assert_eq!(std::mem::size_of::<Entry<String, crate::PackedWord>>(), 32);
     }
 
     #[test]

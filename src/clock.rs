@@ -55,9 +55,9 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 ///   (`docs/design.md`, "Time"). If the thread cannot be spawned, readings
 ///   are counter reads.
 /// * [`MonotonicClock::exact`]: each reading is a counter read, exact to the
-///   counter's resolution, and no thread is involved. On the machines in
-///   `docs/benchmarks.md` that read costs more than the rest of a keyed
-///   decision together.
+///   counter's resolution, and no thread is involved. That read costs
+///   9-14 ns on the machines in `docs/benchmarks.md`: on one of them more
+///   than the rest of a keyed `u64` decision together.
 #[derive(Clone, Debug)]
 pub struct MonotonicClock {
     clock: quanta::Clock,

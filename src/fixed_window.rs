@@ -85,7 +85,9 @@ impl FixedWindowRule {
         let window_end = index.saturating_add(1).saturating_mul(self.window.get());
         let until_end = window_end.saturating_sub(now);
         let wanted = cost.max(1);
-        if used + wanted > self.limit {
+        // `used <= limit`; compared without a sum, since `Algorithm::check`
+        // can be called with any cost.
+        if wanted > self.limit - used {
             let reset = if used == 0 { 0 } else { until_end };
             return Step {
                 decision: Decision::reject(self.limit, self.limit - used, until_end, reset),

@@ -115,7 +115,9 @@ impl SlidingWindowCounterRule {
     fn fits(&self, counts: &Counts, cost: u64) -> bool {
         let w = u128::from(self.window.get());
         let weighted_prev = u128::from(counts.prev) * (w - u128::from(counts.elapsed));
-        weighted_prev + u128::from(counts.cur + cost) * w <= u128::from(self.limit) * w
+        // Widened before the sum: `Algorithm::check` can be called with any cost.
+        weighted_prev + (u128::from(counts.cur) + u128::from(cost)) * w
+            <= u128::from(self.limit) * w
     }
 
     /// Units that fit now: `⌊(limit·W - prev·(W - e)) / W⌋ - cur`, which is
@@ -162,7 +164,7 @@ impl SlidingWindowCounterRule {
         let to_window_end = counts
             .lead
             .saturating_add(self.window.get() - counts.elapsed);
-        if let Some(at) = self.earliest_fit(counts.prev, counts.cur + cost)
+        if let Some(at) = self.earliest_fit(counts.prev, counts.cur.saturating_add(cost))
             && at < self.window.get()
         {
             return counts

@@ -92,19 +92,26 @@ impl TokenBucketRule {
         // Only refusals and peeks need it: the admitted path divides once.
         let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
         // A peek is judged as one unit, but reports the state before it.
-        let spend = cost.max(1) * self.interval.get(); // cost <= capacity, so <= τ
-        // Summed exactly: with τ = u64::MAX a saturated sum would equal τ and pass.
-        let after = u128::from(debt) + u128::from(spend);
-        if after > u128::from(self.tolerance) {
-            // At most `debt`, so it fits.
-            let retry = u64::try_from(after - u128::from(self.tolerance)).unwrap_or(u64::MAX);
+        // At most τ for a cost within the capacity (callers check);
+        // saturated above it, and then refused below.
+        let spend = cost.max(1).saturating_mul(self.interval.get());
+        // The request passes when `debt + spend <= τ`, tested as `debt <=
+        // τ - spend`: no sum that could overflow, and `τ - spend` does not
+        // depend on the state, so it stays out of the CAS loop.
+        let room = self.tolerance.checked_sub(spend);
+        if room.is_none_or(|room| debt > room) {
+            // `debt + spend - τ`, saturated.
+            let retry = match room {
+                Some(room) => debt - room,
+                None => debt.saturating_add(spend - self.tolerance),
+            };
             return Step {
                 decision: Decision::reject(self.capacity, available(), retry, debt),
                 next: None,
             };
         }
-        // At most τ, so it fits.
-        let after = u64::try_from(after).unwrap_or(self.tolerance);
+        // At most τ: `debt <= τ - spend`.
+        let after = debt + spend;
         if cost == 0 {
             return Step {
                 decision: Decision::admit(self.capacity, available(), debt),
@@ -112,9 +119,17 @@ impl TokenBucketRule {
             };
         }
         let remaining = self.interval.divide(self.tolerance - after);
+        // `now + after` is `max(tat, now) + spend`; while `now + τ` stays
+        // below `MAX_TAT` that sum needs no clamp, which keeps the path from
+        // the loaded word to the CAS three instructions long.
+        let next = if now < MAX_TAT.saturating_sub(self.tolerance) {
+            tat.max(now) + spend
+        } else {
+            now.saturating_add(after).min(MAX_TAT)
+        };
         Step {
             decision: Decision::admit(self.capacity, remaining, after),
-            next: Some(now.saturating_add(after).min(MAX_TAT)),
+            next: Some(next),
         }
     }
 }

@@ -280,3 +280,33 @@ fn costs_near_u64_max_are_errors() {
         assert!(limiter.allow_n("k", 10), "errors consumed nothing");
     }
 }
+
+/// `Algorithm::check` is public, so a caller can skip the limiters' cost
+/// check: a cost far over the limit is then a refusal, not an overflow.
+fn too_much_refused_by<A: Algorithm>(quota: Quota) {
+    let rule = A::from_quota(&quota);
+    let state = rule.fresh();
+    // One unit spent first, so the state's own count is not zero.
+    assert!(rule.check(&state, 5, 1).unwrap().allowed(), "{quota}");
+    for cost in [rule.max_cost() + 1, u64::MAX / 2, u64::MAX] {
+        let decision = rule.check(&state, 5, cost).expect("the state is live");
+        assert!(!decision.allowed(), "{quota}: cost {cost}");
+    }
+    // The refusals spent nothing: a peek still sees one unit gone.
+    let peek = rule.check(&state, 5, 0).unwrap();
+    assert_eq!(peek.remaining(), rule.max_cost() - 1, "{quota}");
+}
+
+#[test]
+fn a_rule_asked_directly_for_too_much_refuses() {
+    let quotas = [
+        Quota::per_second(10),
+        Quota::new(3, Duration::from_nanos(u64::MAX)).unwrap(),
+    ];
+    for quota in quotas {
+        too_much_refused_by::<TokenBucketRule>(quota);
+        too_much_refused_by::<FixedWindowRule>(quota);
+        too_much_refused_by::<SlidingWindowCounterRule>(quota);
+        too_much_refused_by::<SlidingWindowLogRule>(quota);
+    }
+}

@@ -357,3 +357,39 @@ mod tests {
         assert_eq!(table.find(0x85, "a"), Some(&1));
     }
 }
+
+/// The publication protocol on the table itself, under `loom`: one thread
+/// looks an entry up without a lock while another puts it.
+#[cfg(all(test, tollgate_loom))]
+// SAFETY (the one `put`): the main thread is the table's only writer.
+#[allow(unsafe_code)]
+mod loom_models {
+    use super::*;
+    use crate::sync::Arc;
+
+    /// The writer runs on the main thread, after spawning the reader: loom's
+    /// first schedule then runs the whole `put` before the lookup, so the
+    /// lookup's tag load sees the new tag and its entry read is checked
+    /// against the write. (With the roles swapped, the writer's own probe
+    /// load of the tag hides the reader's earlier load from loom's search,
+    /// and a relaxed publication passes: `docs/verification.md`.)
+    #[test]
+    fn a_lookup_sees_a_new_entry_whole_or_not_at_all() {
+        loom::model(|| {
+            let table: Arc<Table<u64, u64>> = Arc::new(Table::with_capacity(2));
+            let reader = {
+                let table = Arc::clone(&table);
+                loom::thread::spawn(move || {
+                    // Loom checks this read of the entry against its write:
+                    // a causality violation fails the model.
+                    if let Some(state) = table.find(7, &7) {
+                        assert_eq!(*state, 70);
+                    }
+                })
+            };
+            assert_eq!(unsafe { *table.put(7, 7, 70) }, 70);
+            reader.join().unwrap();
+            assert_eq!(table.find(7, &7), Some(&70));
+        });
+    }
+}

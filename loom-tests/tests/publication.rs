@@ -9,11 +9,12 @@
 //! of an entry against its write in the interleavings it explores.
 //!
 //! What this model does not prove: with the tag's release store weakened to
-//! relaxed it still passes. The writer loads the tag (probing for an empty
-//! slot) before storing it, and `loom`'s search, which follows the last
-//! access to each atomic, then never schedules a lookup's tag load between
-//! that store and an unordered read. The release/acquire pairing rests on
-//! the argument in `src/state_table.rs` (see `docs/verification.md`).
+//! relaxed it still passes. Its first schedule runs one thread's lookup
+//! before the other writes, and the writer's own probe load of the tag then
+//! hides that lookup from `loom`'s search. The model of the table itself,
+//! `state_table::loom_models` inside the crate, orders the roles so the
+//! first schedule runs the write first, and fails on that weakening (see
+//! `docs/verification.md`).
 #![cfg(tollgate_loom)]
 
 use std::time::Duration;

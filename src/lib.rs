@@ -54,7 +54,8 @@
 //! for the registry's client assignments), `foldhash` (about a third cheaper
 //! to hash short keys than SipHash, still seeded per map), `quanta` (a clock
 //! read at half the cost of `Instant::now`), `crossbeam-utils`
-//! (`CachePadded`, `Backoff`).
+//! (`CachePadded`, `Backoff`), `strength_reduce` (each rule's divisions by
+//! its own constants as multiplies).
 
 mod algorithm;
 mod clock;
@@ -83,6 +84,15 @@ mod sync;
 pub mod token_bucket;
 pub mod wait;
 mod window_tag;
+
+/// The lock-free table under the keyed limiters, for the `loom` model of
+/// its entry publication in `loom-tests/` (only under `--cfg tollgate_loom`;
+/// not part of the API).
+#[cfg(tollgate_loom)]
+#[doc(hidden)]
+pub mod loom_table {
+    pub use crate::state_table::Table;
+}
 
 pub use algorithm::Algorithm;
 pub use clock::{Clock, ClockUpkeep, ManualClock, MonotonicClock, SHARED_UPKEEP_INTERVAL};

@@ -50,7 +50,7 @@ fn home_of(hash: u64, capacity: usize) -> usize {
 type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 
 /// A fixed-capacity table of `(key, state)` entries.
-pub(crate) struct Table<K, V> {
+pub struct Table<K, V> {
     /// One tag per slot (layout in the module docs).
     tags: Box<[AtomicU8]>,
     /// The entry of each slot, written once under the shard's lock.
@@ -68,7 +68,7 @@ unsafe impl<K: Send + Sync, V: Send + Sync> Sync for Table<K, V> {}
 
 impl<K: Eq, V> Table<K, V> {
     /// An empty table of `capacity` slots (at least one).
-    pub(crate) fn with_capacity(capacity: usize) -> Self {
+    pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(1);
         Table {
             tags: (0..capacity).map(|_| AtomicU8::new(EMPTY)).collect(),
@@ -128,7 +128,7 @@ impl<K: Eq, V> Table<K, V> {
 
     /// The state for `key`, if an entry visible to this thread holds it.
     #[inline]
-    pub(crate) fn find<Q>(&self, hash: u64, key: &Q) -> Option<&V>
+    pub fn find<Q>(&self, hash: u64, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
@@ -189,7 +189,7 @@ impl<K: Eq, V> Table<K, V> {
     /// the shard whose table this is. (Readers need no lock: they never read
     /// an entry whose tag is empty, and the tag is published after the write.)
     #[allow(unsafe_code)]
-    pub(crate) unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
+    pub unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
         let capacity = self.capacity();
         let mut slot = self.home(hash);
         // Relaxed: the caller is the only writer of tags, so it sees every
@@ -355,41 +355,5 @@ mod tests {
         // Same low seven bits, different key.
         assert_eq!(table.find(0x05, "b"), None);
         assert_eq!(table.find(0x85, "a"), Some(&1));
-    }
-}
-
-/// The publication protocol on the table itself, under `loom`: one thread
-/// looks an entry up without a lock while another puts it.
-#[cfg(all(test, tollgate_loom))]
-// SAFETY (the one `put`): the main thread is the table's only writer.
-#[allow(unsafe_code)]
-mod loom_models {
-    use super::*;
-    use crate::sync::Arc;
-
-    /// The writer runs on the main thread, after spawning the reader: loom's
-    /// first schedule then runs the whole `put` before the lookup, so the
-    /// lookup's tag load sees the new tag and its entry read is checked
-    /// against the write. (With the roles swapped, the writer's own probe
-    /// load of the tag hides the reader's earlier load from loom's search,
-    /// and a relaxed publication passes: `docs/verification.md`.)
-    #[test]
-    fn a_lookup_sees_a_new_entry_whole_or_not_at_all() {
-        loom::model(|| {
-            let table: Arc<Table<u64, u64>> = Arc::new(Table::with_capacity(2));
-            let reader = {
-                let table = Arc::clone(&table);
-                loom::thread::spawn(move || {
-                    // Loom checks this read of the entry against its write:
-                    // a causality violation fails the model.
-                    if let Some(state) = table.find(7, &7) {
-                        assert_eq!(*state, 70);
-                    }
-                })
-            };
-            assert_eq!(unsafe { *table.put(7, 7, 70) }, 70);
-            reader.join().unwrap();
-            assert_eq!(table.find(7, &7), Some(&70));
-        });
     }
 }

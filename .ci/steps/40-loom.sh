@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loom models of every CAS loop and lock protocol (loom-tests/, see
-# docs/verification.md): formatting, clippy, then the README's loom commands.
+# docs/verification.md): formatting, clippy, then the README's loom command.
 # Each model's preemption bound is set in its test; LOOM_MAX_PREEMPTIONS,
 # if set, overrides them all.
 set -euo pipefail
@@ -10,6 +10,3 @@ export RUSTFLAGS="--cfg tollgate_loom"
 export CARGO_TARGET_DIR=target/loom
 cargo clippy --release --all-targets --manifest-path loom-tests/Cargo.toml -- -D warnings
 cargo test --release --manifest-path loom-tests/Cargo.toml
-# The models inside the crate (the table's entry publication).
-cargo clippy --release --lib --tests -- -D warnings
-cargo test --release --lib

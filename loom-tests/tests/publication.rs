@@ -11,10 +11,9 @@
 //! What this model does not prove: with the tag's release store weakened to
 //! relaxed it still passes. Its first schedule runs one thread's lookup
 //! before the other writes, and the writer's own probe load of the tag then
-//! hides that lookup from `loom`'s search. The model of the table itself,
-//! `state_table::loom_models` inside the crate, orders the roles so the
-//! first schedule runs the write first, and fails on that weakening (see
-//! `docs/verification.md`).
+//! hides that lookup from `loom`'s search. `table_publication.rs` models the
+//! table itself with the roles ordered so the first schedule runs the write
+//! first, and fails on that weakening (see `docs/verification.md`).
 #![cfg(tollgate_loom)]
 
 use std::time::Duration;

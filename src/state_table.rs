@@ -215,6 +215,13 @@ impl<K: Eq, V> Table<K, V> {
         state
     }
 
+    /// Every entry, in slot order.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
+        (0..self.capacity()).filter_map(|slot| self.entry(slot))
+    }
+}
+
+impl<K, V> Table<K, V> {
     /// Takes every entry, by value, in slot order, leaving no slots.
     pub(crate) fn take_entries(&mut self) -> TakenEntries<K, V> {
         TakenEntries {
@@ -222,20 +229,12 @@ impl<K: Eq, V> Table<K, V> {
             entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
         }
     }
-
-    /// Every entry, in slot order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
-        (0..self.capacity()).filter_map(|slot| self.entry(slot))
-    }
 }
 
 impl<K, V> Drop for Table<K, V> {
     fn drop(&mut self) {
         // Taking the entries drops them.
-        drop(TakenEntries {
-            tags: std::mem::take(&mut self.tags).into_vec().into_iter(),
-            entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
-        });
+        drop(self.take_entries());
     }
 }
 

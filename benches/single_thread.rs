@@ -46,7 +46,7 @@ fn bench_keys<K>(
 
 /// Every keyed implementation on `keys`, on the allowed path (`denied`
 /// false) or with every key exhausted.
-fn keyed_case<K: Hash + Eq + Clone + Send + Sync + 'static>(
+fn keyed_case<K: tollgate::Key + Hash + Eq + Clone + 'static>(
     c: &mut Criterion,
     name: &str,
     keys: &[K],
@@ -100,17 +100,17 @@ fn keyed_case<K: Hash + Eq + Clone + Send + Sync + 'static>(
     }
     {
         let limiter = bucket.std_bucket::<K>();
-        bench_keys(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow(k));
+        bench_keys(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow::<K>(k));
     }
     {
         let limiter = bucket.parking_lot_bucket::<K>();
         bench_keys(&mut g, "parking_lot_token_bucket", keys, |k| {
-            limiter.allow(k)
+            limiter.allow::<K>(k)
         });
     }
     {
         let limiter = window.std_window::<K>();
-        bench_keys(&mut g, "std_mutex_fixed_window", keys, |k| limiter.allow(k));
+        bench_keys(&mut g, "std_mutex_fixed_window", keys, |k| limiter.allow::<K>(k));
     }
     if !denied {
         // The exact logs hold every admission, so they get a short window.
@@ -121,7 +121,7 @@ fn keyed_case<K: Hash + Eq + Clone + Send + Sync + 'static>(
         });
         let limiter = LOG.std_log::<K>();
         bench_keys(&mut g, "std_mutex_sliding_log_64_per_ms", keys, |k| {
-            limiter.allow(k)
+            limiter.allow::<K>(k)
         });
     }
     g.finish();

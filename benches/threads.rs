@@ -39,7 +39,7 @@ fn sweep<K: Sync>(
     }
 }
 
-fn case<K: Hash + Eq + Clone + Send + Sync + 'static>(c: &mut Criterion, name: &str, keys: &[K]) {
+fn case<K: tollgate::Key + Hash + Eq + Clone + 'static>(c: &mut Criterion, name: &str, keys: &[K]) {
     let spec = Spec::DEEP_BUCKET;
     let mut g = c.benchmark_group(name);
     let limiter: TokenBucket<K> = TokenBucket::new(spec.tollgate());
@@ -49,10 +49,10 @@ fn case<K: Hash + Eq + Clone + Send + Sync + 'static>(c: &mut Criterion, name: &
         limiter.check_key(k).is_ok()
     });
     let limiter = spec.std_bucket::<K>();
-    sweep(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow(k));
+    sweep(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow::<K>(k));
     let limiter = spec.parking_lot_bucket::<K>();
     sweep(&mut g, "parking_lot_token_bucket", keys, |k| {
-        limiter.allow(k)
+        limiter.allow::<K>(k)
     });
     g.finish();
 }

@@ -2,12 +2,12 @@
 
 use std::borrow::Borrow;
 use std::fmt;
-use std::hash::Hash;
 
 use crate::algorithm::{Algorithm, refusal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::decision::Decision;
 use crate::error::InsufficientCapacity;
+use crate::key::Key;
 use crate::limiter::RateLimiter;
 use crate::options::KeyedOptions;
 use crate::quota::Quota;
@@ -21,23 +21,25 @@ use crate::store::{Inserted, Store};
 /// [`SlidingWindowCounter`](crate::SlidingWindowCounter). A key is looked up
 /// without a lock or any shared write, and its state updated lock-free (or
 /// under its own short lock for the sliding log); new keys take the slow
-/// path, which inserts under a shard lock. Keys are cloned when a shard
+/// path, which inserts under a shard lock. Keys are kept in their
+/// [`Key::Stored`] form (short strings inline), made once when a key is
+/// first tracked, and cloned when a shard that other threads still read
 /// moves its states to a larger or smaller table.
-pub struct KeyedLimiter<A: Algorithm, K: Send + Sync = String, C = MonotonicClock> {
+pub struct KeyedLimiter<A: Algorithm, K: Key = String, C = MonotonicClock> {
     rule: A,
     quota: Quota,
     clock: C,
     store: Store<K, A::State>,
 }
 
-impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync> KeyedLimiter<A, K, MonotonicClock> {
+impl<A: Algorithm, K: Key> KeyedLimiter<A, K, MonotonicClock> {
     /// A limiter for `quota` on the default [`MonotonicClock`].
     pub fn new(quota: Quota) -> Self {
         Self::with_clock(quota, MonotonicClock::new())
     }
 }
 
-impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A, K, C> {
+impl<A: Algorithm, K: Key, C: Clock> KeyedLimiter<A, K, C> {
     /// A limiter for `quota` reading time from `clock`.
     pub fn with_clock(quota: Quota, clock: C) -> Self {
         Self::with_options(quota, clock, KeyedOptions::default())
@@ -93,16 +95,12 @@ impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A,
     /// `track` is off, or the key cap refused it). `f` returns `None` when it
     /// finds the state retired, and is then run again on the live one. For
     /// reservations in `crate::wait`, which need more than a [`Decision`].
-    pub(crate) fn with_state<Q, R>(
+    pub(crate) fn with_state<R>(
         &self,
-        key: &Q,
+        key: &K::Lookup,
         track: bool,
         f: impl Fn(&A::State, u64) -> Option<R>,
-    ) -> Option<R>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
-    {
+    ) -> Option<R> {
         let now = self.clock.now_nanos();
         if let Some(result) = self.store.read(key, |state| f(state, now)) {
             return Some(result);
@@ -118,13 +116,14 @@ impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A,
     /// first unless the key cap refuses it; at the time the store judges at.
     #[cold]
     #[inline(never)]
-    fn track_and<Q, R>(&self, key: &Q, now: u64, f: impl Fn(&A::State, u64) -> R) -> Option<R>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
-    {
+    fn track_and<R>(
+        &self,
+        key: &K::Lookup,
+        now: u64,
+        f: impl Fn(&A::State, u64) -> R,
+    ) -> Option<R> {
         let inserted = self.store.insert_and(
-            key.to_owned(),
+            key,
             now,
             || self.rule.fresh(),
             f,
@@ -141,11 +140,7 @@ impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A,
     /// there; a `None` below means the key is not tracked.
     #[cold]
     #[inline(never)]
-    fn check_untracked<Q>(&self, key: &Q, now: u64, cost: u64) -> Decision
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
-    {
+    fn check_untracked(&self, key: &K::Lookup, now: u64, cost: u64) -> Decision {
         let check = |state: &A::State, now| self.rule.check(state, now, cost);
         if cost == 0 {
             // A peek must not start tracking the key.
@@ -172,13 +167,14 @@ impl<A: Algorithm, K: Hash + Eq + Clone + Send + Sync, C: Clock> KeyedLimiter<A,
 impl<A, K, C, Q> RateLimiter<Q> for KeyedLimiter<A, K, C>
 where
     A: Algorithm,
-    K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
+    K: Key,
     C: Clock,
-    Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    Q: Borrow<K::Lookup> + ?Sized,
 {
     #[inline]
     fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
         InsufficientCapacity::check(cost, self.rule.max_cost())?;
+        let key = key.borrow();
         let now = self.clock.now_nanos();
         if let Some(decision) = self
             .store
@@ -191,7 +187,7 @@ where
     }
 }
 
-impl<A: Algorithm + fmt::Debug, K: Send + Sync, C> fmt::Debug for KeyedLimiter<A, K, C> {
+impl<A: Algorithm + fmt::Debug, K: Key, C> fmt::Debug for KeyedLimiter<A, K, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedLimiter")
             .field("rule", &self.rule)

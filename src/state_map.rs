@@ -30,10 +30,11 @@
 //! stale cache.
 
 use std::borrow::Borrow;
-use std::hash::{BuildHasher, Hash};
+use std::hash::BuildHasher;
 
 use crossbeam_utils::CachePadded;
 
+use crate::key::Key;
 use crate::retire::Retire;
 use crate::state_table::Table;
 use crate::sync::{Arc, Mutex, lock};
@@ -66,16 +67,19 @@ type Hasher = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
 /// A shard's lock around its current table and counts.
 type ShardLock<K, V> = CachePadded<Mutex<Shard<K, V>>>;
 
+/// The table of keys `K`: their stored forms and states.
+type KeyTable<K, V> = Table<<K as Key>::Stored, V>;
+
 /// One thread's table per shard (`None` until it first takes the lock).
 /// Padded: `ThreadLocal` keeps threads' values side by side, and every
 /// lookup writes the `RefCell`'s borrow count, so unpadded neighbours would
 /// bounce one cache line between cores.
 #[cfg(not(tollgate_loom))]
-type TableCache<K, V> = CachePadded<std::cell::RefCell<Box<[Option<Arc<Table<K, V>>>]>>>;
+type TableCache<K, V> = CachePadded<std::cell::RefCell<Box<[Option<Arc<KeyTable<K, V>>>]>>>;
 
 /// One shard's current table and its counts, under the shard lock.
-struct Shard<K, V> {
-    table: Arc<Table<K, V>>,
+struct Shard<K: Key, V> {
+    table: Arc<KeyTable<K, V>>,
     /// Slots taken: live entries plus retired ones.
     taken: usize,
     /// Entries whose state is live.
@@ -98,7 +102,7 @@ pub(crate) enum Found {
 }
 
 /// Per-key states of type `V` under keys `K`.
-pub(crate) struct StateMap<K: Send + Sync, V: Send + Sync> {
+pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     hasher: Hasher,
     shards: Box<[ShardLock<K, V>]>,
     /// Each thread's tables, one slot per shard.
@@ -106,7 +110,7 @@ pub(crate) struct StateMap<K: Send + Sync, V: Send + Sync> {
     cached: thread_local::ThreadLocal<TableCache<K, V>>,
 }
 
-impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V> {
+impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// A map with `shards` shards (rounded up to a power of two, 1 to 65536),
     /// or four per CPU when `None`.
     pub(crate) fn new(shards: Option<usize>) -> Self {
@@ -132,7 +136,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     }
 
     #[inline]
-    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+    fn hash(&self, key: &K::Lookup) -> u64 {
         self.hasher.hash_one(key)
     }
 
@@ -148,11 +152,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     /// it; `None` when it does not, or `f` returns `None` (the state was
     /// retired). Either way the caller looks again with a locked method.
     #[inline]
-    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> Option<R>) -> Option<R>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    pub(crate) fn read<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         let hash = self.hash(key);
         let shard = self.shard_of(hash);
         self.with_table(shard, |table| table.find(hash, key).and_then(f))
@@ -161,7 +161,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     /// Runs `f` on this thread's table for `shard`; `None` if it has none.
     #[cfg(not(tollgate_loom))]
     #[inline]
-    fn with_table<R>(&self, shard: usize, f: impl FnOnce(&Table<K, V>) -> Option<R>) -> Option<R> {
+    fn with_table<R>(
+        &self,
+        shard: usize,
+        f: impl FnOnce(&KeyTable<K, V>) -> Option<R>,
+    ) -> Option<R> {
         // `get` is small enough to inline; `get_or` carries the insertion
         // and stayed a call, so it is only the first lookup's path.
         let cached = match self.cached.get() {
@@ -181,7 +185,11 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     /// Runs `f` on the shard's current table, read under its lock and used
     /// after it (see the module docs).
     #[cfg(tollgate_loom)]
-    fn with_table<R>(&self, shard: usize, f: impl FnOnce(&Table<K, V>) -> Option<R>) -> Option<R> {
+    fn with_table<R>(
+        &self,
+        shard: usize,
+        f: impl FnOnce(&KeyTable<K, V>) -> Option<R>,
+    ) -> Option<R> {
         let table = Arc::clone(&lock(&self.shards[shard]).table);
         f(&table)
     }
@@ -195,7 +203,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
 
     /// Makes `table` this thread's table for `shard`.
     #[cfg(not(tollgate_loom))]
-    fn remember(&self, shard: usize, table: &Arc<Table<K, V>>) {
+    fn remember(&self, shard: usize, table: &Arc<KeyTable<K, V>>) {
         let cached = self.cached.get_or(|| self.empty_cache());
         // Busy only if a lookup on this thread is still running: skip.
         if let Ok(mut cached) = cached.try_borrow_mut() {
@@ -207,7 +215,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     }
 
     #[cfg(tollgate_loom)]
-    fn remember(&self, _shard: usize, _table: &Arc<Table<K, V>>) {}
+    fn remember(&self, _shard: usize, _table: &Arc<KeyTable<K, V>>) {}
 
     /// Drops this thread's table for `shard`, so a rebuild can own it.
     #[cfg(not(tollgate_loom))]
@@ -224,11 +232,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
 
     /// Runs `f` on `key`'s live state under its shard's lock; `None` if the
     /// key has none. No state is retired while the lock is held.
-    pub(crate) fn read_locked<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    pub(crate) fn read_locked<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> R) -> Option<R> {
         let hash = self.hash(key);
         let index = self.shard_of(hash);
         let shard = lock(&self.shards[index]);
@@ -238,18 +242,19 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
     }
 
     /// Runs `f` on `key`'s live state under its shard's lock, starting the
-    /// key with `make()` first if it has none; `f` learns which it was.
+    /// key with `make()` first if it has none; `f` learns which it was. The
+    /// key's stored form is made only when it is new.
     pub(crate) fn read_or_insert<R>(
         &self,
-        key: K,
+        key: &K::Lookup,
         make: impl FnOnce() -> V,
         f: impl FnOnce(&V, Found) -> R,
     ) -> R {
-        let hash = self.hash(&key);
+        let hash = self.hash(key);
         let index = self.shard_of(hash);
         let mut guard = lock(&self.shards[index]);
         let shard = &mut *guard;
-        if let Some(state) = shard.table.find(hash, &key) {
+        if let Some(state) = shard.table.find(hash, key) {
             self.remember(index, &shard.table);
             if !state.is_retired() {
                 return f(state, Found::Live);
@@ -270,7 +275,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
         // SAFETY: `shard` is borrowed from this shard's lock guard, and only
         // the lock holder puts into the shard's current table.
         #[allow(unsafe_code)]
-        let state = unsafe { shard.table.put(hash, key, make()) };
+        let state = unsafe { shard.table.put(hash, K::store(key), make()) };
         f(state, found)
     }
 
@@ -318,7 +323,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
                     capacity,
                     moved.map(|(key, state)| {
                         live += 1;
-                        (self.hash(&key), key, state)
+                        (self.hash(key.borrow()), key, state)
                     }),
                 )
             }
@@ -326,7 +331,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> StateMap<K, V>
                 let moved = shard.table.entries().filter_map(|(key, state)| {
                     let state = state.retire_and_take()?;
                     live += 1;
-                    Some((self.hash(key), key.clone(), state))
+                    Some((self.hash(key.borrow()), key.clone(), state))
                 });
                 Table::with_entries(capacity, moved)
             }

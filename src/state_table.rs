@@ -66,7 +66,7 @@ pub struct Table<K, V> {
 #[allow(unsafe_code)]
 unsafe impl<K: Send + Sync, V: Send + Sync> Sync for Table<K, V> {}
 
-impl<K: Eq, V> Table<K, V> {
+impl<K, V> Table<K, V> {
     /// An empty table of `capacity` slots (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(1);

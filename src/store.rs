@@ -1,11 +1,9 @@
 //! The keyed store: per-key states in a [`StateMap`], with an optional cap
 //! on tracked keys and an amortised sweep of idle ones.
 
-use std::borrow::Borrow;
-use std::hash::Hash;
-
 use crossbeam_utils::CachePadded;
 
+use crate::key::Key;
 use crate::options::KeyedOptions;
 use crate::retire::Retire;
 use crate::state_map::{Found, StateMap};
@@ -30,7 +28,7 @@ struct Bookkeeping {
 }
 
 /// Per-key states of type `V` under keys `K`.
-pub(crate) struct Store<K: Send + Sync, V: Send + Sync> {
+pub(crate) struct Store<K: Key, V: Send + Sync> {
     map: StateMap<K, V>,
     books: CachePadded<Bookkeeping>,
     options: KeyedOptions,
@@ -52,7 +50,7 @@ pub(crate) enum Inserted<R> {
     Full,
 }
 
-impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
+impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
     /// A store; `default_grace` applies unless `options` sets a grace.
     pub(crate) fn new(options: KeyedOptions, default_grace: u64) -> Self {
         let books = Bookkeeping::default();
@@ -78,26 +76,18 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
     /// caller must look again with [`read_locked`](Self::read_locked) or
     /// [`insert_and`](Self::insert_and).
     #[inline]
-    pub(crate) fn read<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> Option<R>) -> Option<R>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    pub(crate) fn read<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         self.map.read(key, f)
     }
 
     /// Runs `f` on `key`'s live state and the time to judge it at (see
     /// [`insert_and`](Self::insert_and)); `None` if the key is not tracked.
-    pub(crate) fn read_locked<Q, R>(
+    pub(crate) fn read_locked<R>(
         &self,
-        key: &Q,
+        key: &K::Lookup,
         now: u64,
         f: impl FnOnce(&V, u64) -> R,
-    ) -> Option<R>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    ) -> Option<R> {
         self.map
             .read_locked(key, |state| f(state, self.judge_at(now)))
     }
@@ -122,7 +112,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
     /// its outcome.
     pub(crate) fn insert_and<R>(
         &self,
-        key: K,
+        key: &K::Lookup,
         now: u64,
         make: impl FnOnce() -> V,
         f: impl Fn(&V, u64) -> R,
@@ -135,7 +125,7 @@ impl<K: Hash + Eq + Clone + Send + Sync, V: Retire + Send + Sync> Store<K, V> {
             Some(cap) => {
                 // A lock-free miss may only mean this thread's view is stale:
                 // a key still tracked needs no slot, even at the cap.
-                if let Some(result) = self.read_locked(&key, now, &f) {
+                if let Some(result) = self.read_locked(key, now, &f) {
                     return Inserted::Ran(result);
                 }
                 if !self.reserve_slot(cap, now, &idle) {
@@ -268,7 +258,7 @@ mod tests {
     fn store_with_one_key(fresh_at: u64) -> Store<u64, PackedWord> {
         let options = KeyedOptions::new().min_sweep_interval(1);
         let store = Store::new(options, 1_000);
-        let inserted = store.insert_and(1, 0, || PackedWord::new(fresh_at), |_, _| (), fresh_since);
+        let inserted = store.insert_and(&1, 0, || PackedWord::new(fresh_at), |_, _| (), fresh_since);
         assert!(matches!(inserted, Inserted::Ran(())));
         store
     }
@@ -299,7 +289,7 @@ mod tests {
         assert_eq!(store.count_batch, 32);
         for key in 0..10_000 {
             // Fresh since 0 and judged at 10_000: idle past the grace.
-            let _ = store.insert_and(key, 10_000, || PackedWord::new(0), |_, _| (), fresh_since);
+            let _ = store.insert_and(&key, 10_000, || PackedWord::new(0), |_, _| (), fresh_since);
         }
         // Without sweeps all 10,000 would stay; batching holds back at most
         // 4 x 31 insertions on top of the interval.
@@ -311,7 +301,7 @@ mod tests {
     fn a_set_grace_replaces_the_default() {
         let options = KeyedOptions::new().sweep_grace(std::time::Duration::from_nanos(10));
         let store: Store<u64, PackedWord> = Store::new(options, 1_000);
-        let _ = store.insert_and(1, 0, || PackedWord::new(500), |_, _| (), fresh_since);
+        let _ = store.insert_and(&1, 0, || PackedWord::new(500), |_, _| (), fresh_since);
         store.auto_sweep(511, &fresh_since);
         assert_eq!(store.len(), 0);
     }

@@ -50,7 +50,7 @@ fn measure<K, L>(name: &str, keys: &[K], build: impl FnOnce(&[K]) -> (L, usize))
 }
 
 /// Every algorithm (and governor, for reference) on `keys`.
-fn all<K: Hash + Eq + Clone + Send + Sync + 'static>(
+fn all<K: tollgate::Key + Hash + Eq + Clone + 'static>(
     kind: &str,
     keys: &[K],
     out: &mut Vec<Footprint>,
@@ -106,7 +106,7 @@ fn all<K: Hash + Eq + Clone + Send + Sync + 'static>(
         |keys| {
             let limiter = Spec::DEEP_BUCKET.std_bucket::<K>();
             for key in keys {
-                assert!(limiter.allow(key), "a fresh key must pass");
+                assert!(limiter.allow::<K>(key), "a fresh key must pass");
             }
             let n = limiter.len();
             (limiter, n)

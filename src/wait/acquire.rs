@@ -2,7 +2,7 @@
 //! limiter of the crate.
 
 use std::borrow::Borrow;
-use std::hash::Hash;
+use crate::key::Key;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,9 +111,11 @@ pub trait Acquire<Q: ?Sized = str>: RateLimiter<Q> {
 
 impl<K, C, Q> Acquire<Q> for KeyedLimiter<TokenBucketRule, K, C>
 where
-    K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
+    K: Key,
     C: Clock,
-    Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    Q: Borrow<K::Lookup> + ToOwned + ?Sized,
+    // The reservation keeps an owned key while the async wait sleeps.
+    Q::Owned: Send,
 {
     fn acquire_with<S: Sleeper>(
         &self,
@@ -168,9 +170,9 @@ macro_rules! acquire_by_rechecking {
     ($($rule:ty),* $(,)?) => {$(
         impl<K, C, Q> Acquire<Q> for KeyedLimiter<$rule, K, C>
         where
-            K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
+            K: Key,
             C: Clock,
-            Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+            Q: Borrow<K::Lookup> + ToOwned + ?Sized,
         {
         }
 

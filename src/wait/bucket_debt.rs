@@ -22,7 +22,7 @@
 //! returned tokens against the older one.
 
 use std::borrow::Borrow;
-use std::hash::Hash;
+use crate::key::Key;
 use std::time::Duration;
 
 use crate::clock::{Clock, duration_to_nanos};
@@ -137,9 +137,9 @@ fn cancel_on(rule: &TokenBucketRule, word: &PackedWord, now: u64, ticket: &Ticke
 
 impl<K, C, Q> Reserve<Q> for KeyedLimiter<TokenBucketRule, K, C>
 where
-    K: Hash + Eq + Clone + Borrow<Q> + Send + Sync,
+    K: Key,
     C: Clock,
-    Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    Q: Borrow<K::Lookup> + ToOwned + ?Sized,
 {
     fn reserve_within(
         &self,
@@ -151,7 +151,7 @@ where
         InsufficientCapacity::check(cost, rule.capacity())?;
         let max_wait = duration_to_nanos(max_wait);
         // A peek must not start tracking the key.
-        let outcome = self.with_state(key, cost > 0, |word, now| {
+        let outcome = self.with_state(key.borrow(), cost > 0, |word, now| {
             reserve_on(rule, word, now, cost, max_wait)
         });
         let ticket = match outcome {
@@ -176,7 +176,7 @@ where
 
     fn give_back(&self, key: &Q, ticket: Ticket) {
         // An untracked key is a full bucket: there is nothing to give back to.
-        let _ = self.with_state(key, false, |word, now| {
+        let _ = self.with_state(key.borrow(), false, |word, now| {
             cancel_on(self.rule(), word, now, &ticket)
         });
     }

@@ -1,0 +1,160 @@
+//! Key types: which lookups reach the same state, strings kept inline or on
+//! the heap, keys carried through table moves, and keys marked
+//! `StoredAsIs`.
+
+use std::borrow::Cow;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use tollgate::{
+    Key, KeyedOptions, ManualClock, Quota, RateLimiter, StoredAsIs, StoredStr, TokenBucket,
+};
+
+/// One unit per hour per key, time frozen: a key's second request is
+/// refused, so `allow` tells whether a key was seen before.
+fn one_each<K: Key>() -> TokenBucket<K, ManualClock> {
+    TokenBucket::with_clock(Quota::per_hour(1), ManualClock::new())
+}
+
+#[test]
+fn short_strings_are_stored_inline_and_long_ones_on_the_heap() {
+    let short: StoredStr = <String as Key>::store("client-00000042");
+    assert!(short.is_inline());
+    assert_eq!(short.as_str(), "client-00000042");
+    let edge = "x".repeat(24);
+    assert!(<String as Key>::store(&edge).is_inline());
+    let long = "x".repeat(25);
+    let stored = <String as Key>::store(&long);
+    assert!(!stored.is_inline());
+    assert_eq!(stored.as_str(), long);
+    assert_eq!(format!("{stored:?}"), format!("{long:?}"));
+}
+
+#[test]
+fn every_borrowed_form_of_a_string_key_reaches_one_state() {
+    let limiter = one_each::<String>();
+    assert!(limiter.allow("tenant"));
+    assert!(!limiter.allow(&String::from("tenant")));
+    assert!(!limiter.allow(&Cow::<str>::Borrowed("tenant")));
+    assert!(!limiter.allow(&Box::<str>::from("tenant")));
+    assert!(!limiter.allow(&Arc::<str>::from("tenant")));
+    assert_eq!(limiter.len(), 1);
+}
+
+#[test]
+fn keys_that_differ_only_past_the_inline_length_are_distinct() {
+    let limiter = one_each::<String>();
+    let prefix = "p".repeat(40);
+    let keys = ["", "a", &prefix, &format!("{prefix}a"), &format!("{prefix}b")];
+    for key in keys {
+        assert!(limiter.allow(key), "{key:?} is new");
+    }
+    for key in keys {
+        assert!(!limiter.allow(key), "{key:?} was seen");
+    }
+    assert_eq!(limiter.len(), keys.len());
+}
+
+#[test]
+fn other_string_key_types_look_up_by_str() {
+    let boxed = one_each::<Box<str>>();
+    assert!(boxed.allow("a"));
+    assert!(!boxed.allow(&Box::<str>::from("a")));
+    let shared = one_each::<Arc<str>>();
+    assert!(shared.allow("a"));
+    assert!(!shared.allow(&Arc::<str>::from("a")));
+    let fixed = one_each::<&'static str>();
+    assert!(fixed.allow("a"));
+    assert!(!fixed.allow(&"a"));
+}
+
+#[test]
+fn byte_string_keys_look_up_by_slice() {
+    let limiter = one_each::<Vec<u8>>();
+    assert!(limiter.allow(b"key".as_slice()));
+    assert!(!limiter.allow(&b"key".to_vec()));
+    assert!(limiter.allow(&vec![0u8; 100]));
+    assert!(!limiter.allow([0u8; 100].as_slice()));
+    assert_eq!(limiter.len(), 2);
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Route {
+    tenant: u32,
+    endpoint: &'static str,
+}
+
+impl StoredAsIs for Route {}
+
+#[test]
+fn a_type_marked_stored_as_is_is_a_key() {
+    let limiter = one_each::<Route>();
+    let route = |tenant| Route {
+        tenant,
+        endpoint: "/upload",
+    };
+    assert!(limiter.allow(&route(1)));
+    assert!(limiter.allow(&route(2)));
+    assert!(!limiter.allow(&route(1)));
+}
+
+#[test]
+fn tuples_and_addresses_are_keys() {
+    let pairs = one_each::<(u32, u64)>();
+    assert!(pairs.allow(&(1, 2)));
+    assert!(pairs.allow(&(2, 1)));
+    assert!(!pairs.allow(&(1, 2)));
+    let addresses = one_each::<IpAddr>();
+    assert!(addresses.allow(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    assert!(addresses.allow(&IpAddr::V6(Ipv6Addr::LOCALHOST)));
+    assert!(!addresses.allow(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
+}
+
+/// Inline and heap keys alike survive many table moves, with and without
+/// another thread holding the old tables (which makes the moves clone keys
+/// instead of moving them).
+#[test]
+fn string_keys_of_both_kinds_survive_table_moves() {
+    let key = |i: usize| {
+        if i % 2 == 0 {
+            format!("k{i}")
+        } else {
+            format!("a-key-long-enough-for-the-heap-{i:08}")
+        }
+    };
+    for readers in [0, 2] {
+        let options = KeyedOptions::new().shards(1).auto_sweep(false);
+        let limiter: Arc<TokenBucket<String, ManualClock>> = Arc::new(TokenBucket::with_options(
+            Quota::per_hour(1),
+            ManualClock::new(),
+            options,
+        ));
+        let start = Arc::new(Barrier::new(readers + 1));
+        let peekers: Vec<_> = (0..readers)
+            .map(|_| {
+                let (limiter, start) = (limiter.clone(), start.clone());
+                thread::spawn(move || {
+                    start.wait();
+                    // Peeks keep an old table cached on this thread.
+                    let mut peeks = 0;
+                    while limiter.len() < 2_000 {
+                        peeks += u64::from(limiter.check_n("k0", 0).is_ok());
+                    }
+                    peeks
+                })
+            })
+            .collect();
+        start.wait();
+        for i in 0..2_000 {
+            assert!(limiter.allow(&key(i)), "key {i} is new");
+        }
+        for peeker in peekers {
+            assert!(peeker.join().expect("peeker") > 0);
+        }
+        for i in 0..2_000 {
+            assert!(!limiter.allow(&key(i)), "key {i} was tracked");
+        }
+        assert_eq!(limiter.len(), 2_000);
+    }
+}

@@ -100,7 +100,9 @@ fn keyed_case<K: tollgate::Key + Hash + Eq + Clone + 'static>(
     }
     {
         let limiter = bucket.std_bucket::<K>();
-        bench_keys(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow::<K>(k));
+        bench_keys(&mut g, "std_mutex_token_bucket", keys, |k| {
+            limiter.allow::<K>(k)
+        });
     }
     {
         let limiter = bucket.parking_lot_bucket::<K>();
@@ -110,7 +112,9 @@ fn keyed_case<K: tollgate::Key + Hash + Eq + Clone + 'static>(
     }
     {
         let limiter = window.std_window::<K>();
-        bench_keys(&mut g, "std_mutex_fixed_window", keys, |k| limiter.allow::<K>(k));
+        bench_keys(&mut g, "std_mutex_fixed_window", keys, |k| {
+            limiter.allow::<K>(k)
+        });
     }
     if !denied {
         // The exact logs hold every admission, so they get a short window.

@@ -49,7 +49,9 @@ fn case<K: tollgate::Key + Hash + Eq + Clone + 'static>(c: &mut Criterion, name:
         limiter.check_key(k).is_ok()
     });
     let limiter = spec.std_bucket::<K>();
-    sweep(&mut g, "std_mutex_token_bucket", keys, |k| limiter.allow::<K>(k));
+    sweep(&mut g, "std_mutex_token_bucket", keys, |k| {
+        limiter.allow::<K>(k)
+    });
     let limiter = spec.parking_lot_bucket::<K>();
     sweep(&mut g, "parking_lot_token_bucket", keys, |k| {
         limiter.allow::<K>(k)

@@ -29,7 +29,8 @@
 //! # Design
 //!
 //! * Per-key states live in shards of open-addressing tables hashed with
-//!   `foldhash`. A lookup takes no lock and writes nothing shared: each
+//!   `foldhash`, each key kept in its [`Key::Stored`] form: short string
+//!   keys inline in the table entry, so a hit reads no heap buffer. A lookup takes no lock and writes nothing shared: each
 //!   thread reads its cached copy of the shard's current table. Writers
 //!   (insertion, sweeps, moves to a resized table) work under the shard's
 //!   lock and [`Retire`] a state before dropping or moving it, so no update
@@ -55,7 +56,8 @@
 //! to hash short keys than SipHash, still seeded per map), `quanta` (a clock
 //! read at half the cost of `Instant::now`), `crossbeam-utils`
 //! (`CachePadded`, `Backoff`), `strength_reduce` (each rule's divisions by
-//! its own constants as multiplies).
+//! its own constants as multiplies), `compact_str` (string keys kept inline
+//! up to 24 bytes).
 
 mod algorithm;
 mod clock;

@@ -258,7 +258,8 @@ mod tests {
     fn store_with_one_key(fresh_at: u64) -> Store<u64, PackedWord> {
         let options = KeyedOptions::new().min_sweep_interval(1);
         let store = Store::new(options, 1_000);
-        let inserted = store.insert_and(&1, 0, || PackedWord::new(fresh_at), |_, _| (), fresh_since);
+        let inserted =
+            store.insert_and(&1, 0, || PackedWord::new(fresh_at), |_, _| (), fresh_since);
         assert!(matches!(inserted, Inserted::Ran(())));
         store
     }

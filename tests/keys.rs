@@ -46,7 +46,13 @@ fn every_borrowed_form_of_a_string_key_reaches_one_state() {
 fn keys_that_differ_only_past_the_inline_length_are_distinct() {
     let limiter = one_each::<String>();
     let prefix = "p".repeat(40);
-    let keys = ["", "a", &prefix, &format!("{prefix}a"), &format!("{prefix}b")];
+    let keys = [
+        "",
+        "a",
+        &prefix,
+        &format!("{prefix}a"),
+        &format!("{prefix}b"),
+    ];
     for key in keys {
         assert!(limiter.allow(key), "{key:?} is new");
     }

@@ -1,8 +1,8 @@
 //! [`Acquire`]: waiting for capacity instead of being turned away, on every
 //! limiter of the crate.
 
-use std::borrow::Borrow;
 use crate::key::Key;
+use std::borrow::Borrow;
 use std::sync::Arc;
 use std::time::Duration;
 

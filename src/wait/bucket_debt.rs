@@ -21,8 +21,8 @@
 //! when a newer one was cancelled first, this count no longer holds its
 //! returned tokens against the older one.
 
-use std::borrow::Borrow;
 use crate::key::Key;
+use std::borrow::Borrow;
 use std::time::Duration;
 
 use crate::clock::{Clock, duration_to_nanos};

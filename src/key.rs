@@ -41,7 +41,10 @@ use compact_str::CompactString;
 /// `char`, `bool`, network addresses, and every [`StoredAsIs`] type.
 /// Callers pass any `Q` that borrows as [`Lookup`](Key::Lookup), the key
 /// type itself included: for `String` keys, `&str`, `&String`,
-/// `&Cow<str>` and the like.
+/// `&Cow<str>` and the like. Several key types share a lookup form, so the
+/// key type is not inferred from the calls: name it where the limiter is
+/// made (`let limiter: TokenBucket = ...` keys by `String`, the default,
+/// as does `TokenBucket::<String>::new`).
 pub trait Key: Borrow<Self::Lookup> + Send + Sync {
     /// The form lookups hash and compare; its `Hash` and `Eq` define which
     /// keys are the same.
@@ -55,11 +58,13 @@ pub trait Key: Borrow<Self::Lookup> + Send + Sync {
     fn store(key: &Self::Lookup) -> Self::Stored;
 }
 
-/// A key kept in the limiter as it is, by cloning the caller's key: for
-/// types whose clone is cheap and owns no heap data.
+/// A key kept in the limiter as it is, by cloning the caller's key.
 ///
 /// An empty marker: `impl StoredAsIs for MyKey {}` makes `MyKey` a
-/// [`Key`] looked up as `&MyKey`.
+/// [`Key`] looked up as `&MyKey`. Best for keys that own no heap data
+/// (ids, addresses, small structs of them): a key holding a `String` works
+/// too, but each lookup then reads that string's heap buffer, which the
+/// crate's own string keys avoid.
 pub trait StoredAsIs: Hash + Eq + Clone + Send + Sync {}
 
 impl<T: StoredAsIs> Key for T {

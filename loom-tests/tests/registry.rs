@@ -21,11 +21,11 @@ fn assign_races_allow() {
             Registry::builder()
                 .tier(
                     "free",
-                    FixedWindow::with_clock(Quota::per_minute(FREE), clock.clone()),
+                    FixedWindow::<String, _>::with_clock(Quota::per_minute(FREE), clock.clone()),
                 )
                 .tier(
                     "pro",
-                    FixedWindow::with_clock(Quota::per_minute(PRO), clock),
+                    FixedWindow::<String, _>::with_clock(Quota::per_minute(PRO), clock),
                 )
                 .default_tier("free")
                 .build()

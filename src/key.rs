@@ -38,7 +38,8 @@ use compact_str::CompactString;
 /// A type a keyed limiter tracks states under.
 ///
 /// Implemented for strings (kept as [`StoredStr`]), byte strings, integers,
-/// `char`, `bool`, network addresses, and every [`StoredAsIs`] type.
+/// `char`, `bool`, network addresses, every [`StoredAsIs`] type, and
+/// [`AsIs`] around any other cloneable key.
 /// Callers pass any `Q` that borrows as [`Lookup`](Key::Lookup), the key
 /// type itself included: for `String` keys, `&str`, `&String`,
 /// `&Cow<str>` and the like. Several key types share a lookup form, so the
@@ -106,6 +107,36 @@ stored_as_is!(
     SocketAddrV4,
     SocketAddrV6,
 );
+
+/// Any cloneable key kept as it is, for types this crate does not mark and
+/// a user cannot mark (another crate's type, a tuple holding a `String`):
+/// `TokenBucket<AsIs<Uuid>>` is looked up by `&Uuid`.
+///
+/// ```
+/// use tollgate::{AsIs, Quota, RateLimiter, TokenBucket};
+///
+/// let limiter: TokenBucket<AsIs<(String, u16)>> = TokenBucket::new(Quota::per_second(5));
+/// assert!(limiter.allow(&("tenant-7".to_string(), 443)));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AsIs<T>(pub T);
+
+impl<T> Borrow<T> for AsIs<T> {
+    #[inline]
+    fn borrow(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + Sync> Key for AsIs<T> {
+    type Lookup = T;
+    type Stored = T;
+
+    #[inline]
+    fn store(key: &T) -> T {
+        key.clone()
+    }
+}
 
 impl<A: StoredAsIs, B: StoredAsIs> StoredAsIs for (A, B) {}
 impl<A: StoredAsIs, B: StoredAsIs, C: StoredAsIs> StoredAsIs for (A, B, C) {}

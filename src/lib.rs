@@ -103,7 +103,7 @@ pub use decision::Decision;
 pub use direct::DirectLimiter;
 pub use error::{InsufficientCapacity, RegistryError, UnknownTier};
 pub use fixed_window::{FixedWindow, FixedWindowRule};
-pub use key::{Key, StoredAsIs, StoredStr};
+pub use key::{AsIs, Key, StoredAsIs, StoredStr};
 pub use keyed::KeyedLimiter;
 pub use limiter::RateLimiter;
 pub use options::KeyedOptions;

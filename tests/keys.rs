@@ -8,7 +8,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use tollgate::{
-    Key, KeyedOptions, ManualClock, Quota, RateLimiter, StoredAsIs, StoredStr, TokenBucket,
+    AsIs, Key, KeyedOptions, ManualClock, Quota, RateLimiter, StoredAsIs, StoredStr, TokenBucket,
 };
 
 /// One unit per hour per key, time frozen: a key's second request is
@@ -115,6 +115,18 @@ fn tuples_and_addresses_are_keys() {
     assert!(addresses.allow(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
     assert!(addresses.allow(&IpAddr::V6(Ipv6Addr::LOCALHOST)));
     assert!(!addresses.allow(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
+}
+
+#[test]
+fn any_cloneable_key_wrapped_in_as_is_is_looked_up_by_itself() {
+    // A tuple holding a `String` is neither marked nor markable outside
+    // this crate.
+    let limiter = one_each::<AsIs<(String, u16)>>();
+    assert!(limiter.allow(&("a".to_string(), 1)));
+    assert!(limiter.allow(&("a".to_string(), 2)));
+    assert!(!limiter.allow(&("a".to_string(), 1)));
+    assert!(!limiter.allow(&AsIs(("a".to_string(), 2))));
+    assert_eq!(limiter.len(), 2);
 }
 
 /// Inline and heap keys alike survive many table moves, with and without

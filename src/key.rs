@@ -108,6 +108,10 @@ stored_as_is!(
     SocketAddrV6,
 );
 
+impl<A: StoredAsIs, B: StoredAsIs> StoredAsIs for (A, B) {}
+impl<A: StoredAsIs, B: StoredAsIs, C: StoredAsIs> StoredAsIs for (A, B, C) {}
+impl<T: StoredAsIs, const N: usize> StoredAsIs for [T; N] {}
+
 /// Any cloneable key kept as it is, for types this crate does not mark and
 /// a user cannot mark (another crate's type, a tuple holding a `String`):
 /// `TokenBucket<AsIs<Uuid>>` is looked up by `&Uuid`.
@@ -137,10 +141,6 @@ impl<T: Hash + Eq + Clone + Send + Sync> Key for AsIs<T> {
         key.clone()
     }
 }
-
-impl<A: StoredAsIs, B: StoredAsIs> StoredAsIs for (A, B) {}
-impl<A: StoredAsIs, B: StoredAsIs, C: StoredAsIs> StoredAsIs for (A, B, C) {}
-impl<T: StoredAsIs, const N: usize> StoredAsIs for [T; N] {}
 
 /// A string key as a limiter keeps it: up to 24 bytes inline, longer ones
 /// on the heap.

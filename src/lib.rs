@@ -30,8 +30,9 @@
 //!
 //! * Per-key states live in shards of open-addressing tables hashed with
 //!   `foldhash`, each key kept in its [`Key::Stored`] form: short string
-//!   keys inline in the table entry, so a hit reads no heap buffer. A lookup takes no lock and writes nothing shared: each
-//!   thread reads its cached copy of the shard's current table. Writers
+//!   keys inline in the table entry, so a hit reads no heap buffer. A
+//!   lookup takes no lock and writes nothing shared: each thread reads its
+//!   cached copy of the shard's current table. Writers
 //!   (insertion, sweeps, moves to a resized table) work under the shard's
 //!   lock and [`Retire`] a state before dropping or moving it, so no update
 //!   can be lost or granted on a state that has left.

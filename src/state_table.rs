@@ -219,9 +219,7 @@ impl<K, V> Table<K, V> {
     pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
         (0..self.capacity()).filter_map(|slot| self.entry(slot))
     }
-}
 
-impl<K, V> Table<K, V> {
     /// Takes every entry, by value, in slot order, leaving no slots.
     pub(crate) fn take_entries(&mut self) -> TakenEntries<K, V> {
         TakenEntries {

@@ -36,6 +36,16 @@ pub trait Algorithm: Send + Sync + 'static {
     /// key up again.
     fn check(&self, state: &Self::State, now: u64, cost: u64) -> Option<Decision>;
 
+    /// [`check`](Self::check) answering only whether the request passed:
+    /// the path of [`allow`](crate::RateLimiter::allow), which needs none of
+    /// the figures. Rules override it when skipping them saves work; it
+    /// must admit exactly when `check` would.
+    #[inline]
+    fn admit(&self, state: &Self::State, now: u64, cost: u64) -> Option<bool> {
+        self.check(state, now, cost)
+            .map(|decision| decision.allowed())
+    }
+
     /// Whether `state` behaves exactly like [`fresh`](Self::fresh) from `now`
     /// on, so the key can be dropped without changing any later decision.
     fn is_fresh(&self, state: &Self::State, now: u64) -> bool;

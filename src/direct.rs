@@ -59,6 +59,26 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
             .unwrap_or_else(|| refusal(&self.rule)))
     }
 
+    /// Whether a request of `cost` units passes (spending them if so); like
+    /// [`check_n`](Self::check_n) without the figures, and `false` for a
+    /// cost that could never fit.
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
+    pub fn allow_n(&self, cost: u64) -> bool {
+        if cost > self.rule.max_cost() {
+            return false;
+        }
+        let now = self.clock.now_nanos();
+        // A custom rule that reports its own state retired gets a refusal.
+        self.rule.admit(&self.state, now, cost).unwrap_or(false)
+    }
+
+    /// Whether one request passes (spending it if so).
+    #[inline(always)]
+    pub fn allow(&self) -> bool {
+        self.allow_n(1)
+    }
+
     /// Whether the state equals a fresh one now.
     pub fn is_fresh(&self) -> bool {
         self.rule.is_fresh(&self.state, self.clock.now_nanos())
@@ -84,6 +104,16 @@ impl<A: Algorithm, C: Clock> RateLimiter<()> for DirectLimiter<A, C> {
     #[inline]
     fn check_n(&self, _key: &(), cost: u64) -> Result<Decision, InsufficientCapacity> {
         DirectLimiter::check_n(self, cost)
+    }
+
+    #[inline]
+    fn allow(&self, _key: &()) -> bool {
+        DirectLimiter::allow(self)
+    }
+
+    #[inline]
+    fn allow_n(&self, _key: &(), cost: u64) -> bool {
+        DirectLimiter::allow_n(self, cost)
     }
 }
 

@@ -185,6 +185,29 @@ where
         }
         Ok(self.check_untracked(key, now, cost))
     }
+
+    #[inline]
+    fn allow(&self, key: &Q) -> bool {
+        self.allow_n(key, 1)
+    }
+
+    /// The `check_n` path, computing only whether the request passes (no
+    /// remaining count, no reset time) while the key is tracked.
+    #[inline]
+    fn allow_n(&self, key: &Q, cost: u64) -> bool {
+        if cost > self.rule.max_cost() {
+            return false;
+        }
+        let key = key.borrow();
+        let now = self.clock.now_nanos();
+        if let Some(admitted) = self
+            .store
+            .read(key, |state| self.rule.admit(state, now, cost))
+        {
+            return admitted;
+        }
+        self.check_untracked(key, now, cost).allowed()
+    }
 }
 
 impl<A: Algorithm + fmt::Debug, K: Key, C> fmt::Debug for KeyedLimiter<A, K, C> {

@@ -79,6 +79,7 @@ pub mod redis;
 mod registry;
 mod retire;
 mod shard_map;
+mod short_bytes;
 pub mod sliding_window_counter;
 pub mod sliding_window_log;
 mod state_map;

@@ -50,6 +50,16 @@ impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Arc<L> {
     fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
         (**self).check_n(key, cost)
     }
+
+    #[inline]
+    fn allow(&self, key: &Q) -> bool {
+        (**self).allow(key)
+    }
+
+    #[inline]
+    fn allow_n(&self, key: &Q, cost: u64) -> bool {
+        (**self).allow_n(key, cost)
+    }
 }
 
 impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Box<L> {
@@ -57,11 +67,31 @@ impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Box<L> {
     fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
         (**self).check_n(key, cost)
     }
+
+    #[inline]
+    fn allow(&self, key: &Q) -> bool {
+        (**self).allow(key)
+    }
+
+    #[inline]
+    fn allow_n(&self, key: &Q, cost: u64) -> bool {
+        (**self).allow_n(key, cost)
+    }
 }
 
 impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for &L {
     #[inline]
     fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
         (**self).check_n(key, cost)
+    }
+
+    #[inline]
+    fn allow(&self, key: &Q) -> bool {
+        (**self).allow(key)
+    }
+
+    #[inline]
+    fn allow_n(&self, key: &Q, cost: u64) -> bool {
+        (**self).allow_n(key, cost)
     }
 }

@@ -19,11 +19,13 @@ use crate::sync::{AtomicU64, Ordering};
 #[derive(Debug)]
 pub struct PackedWord(AtomicU64);
 
-/// What a pure decision function returns for one old word.
+/// What a pure decision function returns for one old word: a full
+/// [`Decision`] by default, or only whether it passed (`Step<bool>`, the
+/// `allow` path, which computes none of the figures).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Step {
+pub(crate) struct Step<R = Decision> {
     /// The answer to give if the word is still the one decided on.
-    pub(crate) decision: Decision,
+    pub(crate) decision: R,
     /// The word to store, or `None` to store nothing (denied, or a peek).
     pub(crate) next: Option<u64>,
 }
@@ -56,7 +58,7 @@ impl PackedWord {
     // stayed a call, and a direct decision took about twice as long
     // (docs/benchmarks.md, levers).
     #[inline(always)]
-    pub(crate) fn update(&self, mut decide: impl FnMut(u64) -> Step) -> Option<Decision> {
+    pub(crate) fn update<R>(&self, mut decide: impl FnMut(u64) -> Step<R>) -> Option<R> {
         let mut current = self.load();
         let backoff = Backoff::new();
         loop {

@@ -102,6 +102,16 @@ impl RateLimiter<str> for Registry {
     fn check_n(&self, client: &str, cost: u64) -> Result<Decision, InsufficientCapacity> {
         self.for_client(client).check_n(client, cost)
     }
+
+    #[inline]
+    fn allow(&self, client: &str) -> bool {
+        self.for_client(client).allow(client)
+    }
+
+    #[inline]
+    fn allow_n(&self, client: &str, cost: u64) -> bool {
+        self.for_client(client).allow_n(client, cost)
+    }
 }
 
 impl fmt::Debug for Registry {

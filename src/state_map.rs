@@ -155,7 +155,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     pub(crate) fn read<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         let hash = self.hash(key);
         let shard = self.shard_of(hash);
-        self.with_table(shard, |table| table.find(hash, key).and_then(f))
+        self.with_table(shard, |table| {
+            table
+                .find_by(hash, |stored| K::matches(stored, key))
+                .and_then(f)
+        })
     }
 
     /// Runs `f` on this thread's table for `shard`; `None` if it has none.
@@ -237,7 +241,9 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let index = self.shard_of(hash);
         let shard = lock(&self.shards[index]);
         self.remember(index, &shard.table);
-        let state = shard.table.find(hash, key)?;
+        let state = shard
+            .table
+            .find_by(hash, |stored| K::matches(stored, key))?;
         (!state.is_retired()).then(|| f(state))
     }
 
@@ -254,7 +260,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let index = self.shard_of(hash);
         let mut guard = lock(&self.shards[index]);
         let shard = &mut *guard;
-        if let Some(state) = shard.table.find(hash, key) {
+        if let Some(state) = shard.table.find_by(hash, |stored| K::matches(stored, key)) {
             self.remember(index, &shard.table);
             if !state.is_retired() {
                 return f(state, Found::Live);

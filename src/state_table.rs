@@ -28,6 +28,7 @@
 //! about half as long again with it (`docs/benchmarks.md`, levers). The tag
 //! already had to be written, so it carries the publication.
 
+#[cfg(any(test, tollgate_loom))]
 use std::borrow::Borrow;
 use std::mem::MaybeUninit;
 
@@ -127,12 +128,19 @@ impl<K, V> Table<K, V> {
     }
 
     /// The state for `key`, if an entry visible to this thread holds it.
-    #[inline]
+    #[cfg(any(test, tollgate_loom))]
     pub fn find<Q>(&self, hash: u64, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
+        self.find_by(hash, |stored| stored.borrow() == key)
+    }
+
+    /// The state of the first entry visible to this thread whose key hashes
+    /// to `hash` and satisfies `matches`.
+    #[inline]
+    pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let tag = Self::tag(hash);
         let capacity = self.capacity();
         let mut slot = self.home(hash);
@@ -144,8 +152,8 @@ impl<K, V> Table<K, V> {
                 return None;
             }
             if seen == tag {
-                if let Some((k, state)) = self.entry(slot) {
-                    if k.borrow() == key {
+                if let Some((stored, state)) = self.entry(slot) {
+                    if matches(stored) {
                         return Some(state);
                     }
                 }

@@ -84,6 +84,44 @@ impl TokenBucketRule {
         self.tolerance
     }
 
+    /// Whether `spend` nanoseconds of tokens fit on top of `debt`: `Ok`
+    /// with the debt after them, or `Err` with how long until they would.
+    #[inline(always)]
+    fn fit(&self, debt: u64, spend: u64) -> Result<u64, u64> {
+        // The request passes when `debt + spend <= τ`, tested as `debt <=
+        // τ - spend`: no sum that could overflow, and `τ - spend` does not
+        // depend on the state, so it stays out of the CAS loop.
+        match self.tolerance.checked_sub(spend) {
+            // At most τ: `debt <= τ - spend`.
+            Some(room) if debt <= room => Ok(debt + spend),
+            // `debt + spend - τ`, saturated.
+            Some(room) => Err(debt - room),
+            None => Err(debt.saturating_add(spend - self.tolerance)),
+        }
+    }
+
+    /// The nanoseconds of tokens `cost` units take: a peek is judged as one
+    /// unit. At most τ for a cost within the capacity (callers check);
+    /// saturated above it, and then refused by [`fit`](Self::fit).
+    #[inline(always)]
+    fn spend(&self, cost: u64) -> u64 {
+        cost.max(1).saturating_mul(self.interval.get())
+    }
+
+    /// The `TAT` after admitting `spend` at `now`, `after` being the debt
+    /// [`fit`](Self::fit) returned.
+    #[inline(always)]
+    fn next_tat(&self, tat: u64, now: u64, spend: u64, after: u64) -> u64 {
+        // `now + after` is `max(tat, now) + spend`; while `now + τ` stays
+        // below `MAX_TAT` that sum needs no clamp, which keeps the path from
+        // the loaded word to the CAS three instructions long.
+        if now < MAX_TAT.saturating_sub(self.tolerance) {
+            tat.max(now) + spend
+        } else {
+            now.saturating_add(after).min(MAX_TAT)
+        }
+    }
+
     /// The pure decision: old `TAT`, time and cost in; answer and new `TAT` out.
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
@@ -91,27 +129,16 @@ impl TokenBucketRule {
         let debt = tat.saturating_sub(now);
         // Only refusals and peeks need it: the admitted path divides once.
         let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
-        // A peek is judged as one unit, but reports the state before it.
-        // At most τ for a cost within the capacity (callers check);
-        // saturated above it, and then refused below.
-        let spend = cost.max(1).saturating_mul(self.interval.get());
-        // The request passes when `debt + spend <= τ`, tested as `debt <=
-        // τ - spend`: no sum that could overflow, and `τ - spend` does not
-        // depend on the state, so it stays out of the CAS loop.
-        let room = self.tolerance.checked_sub(spend);
-        if room.is_none_or(|room| debt > room) {
-            // `debt + spend - τ`, saturated.
-            let retry = match room {
-                Some(room) => debt - room,
-                None => debt.saturating_add(spend - self.tolerance),
-            };
-            return Step {
-                decision: Decision::reject(self.capacity, available(), retry, debt),
-                next: None,
-            };
-        }
-        // At most τ: `debt <= τ - spend`.
-        let after = debt + spend;
+        let spend = self.spend(cost);
+        let after = match self.fit(debt, spend) {
+            Ok(after) => after,
+            Err(retry) => {
+                return Step {
+                    decision: Decision::reject(self.capacity, available(), retry, debt),
+                    next: None,
+                };
+            }
+        };
         if cost == 0 {
             return Step {
                 decision: Decision::admit(self.capacity, available(), debt),
@@ -119,17 +146,26 @@ impl TokenBucketRule {
             };
         }
         let remaining = self.interval.divide(self.tolerance - after);
-        // `now + after` is `max(tat, now) + spend`; while `now + τ` stays
-        // below `MAX_TAT` that sum needs no clamp, which keeps the path from
-        // the loaded word to the CAS three instructions long.
-        let next = if now < MAX_TAT.saturating_sub(self.tolerance) {
-            tat.max(now) + spend
-        } else {
-            now.saturating_add(after).min(MAX_TAT)
-        };
         Step {
             decision: Decision::admit(self.capacity, remaining, after),
-            next: Some(next),
+            next: Some(self.next_tat(tat, now, spend, after)),
+        }
+    }
+
+    /// [`step`](Self::step) without the figures: whether it passes.
+    #[inline(always)]
+    fn admit_step(&self, tat: u64, now: u64, cost: u64) -> Step<bool> {
+        let debt = tat.saturating_sub(now);
+        let spend = self.spend(cost);
+        match self.fit(debt, spend) {
+            Ok(after) if cost > 0 => Step {
+                decision: true,
+                next: Some(self.next_tat(tat, now, spend, after)),
+            },
+            verdict => Step {
+                decision: verdict.is_ok(),
+                next: None,
+            },
         }
     }
 }
@@ -169,6 +205,12 @@ impl Algorithm for TokenBucketRule {
     #[inline(always)]
     fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
         state.update(|tat| self.step(tat, now, cost))
+    }
+
+    // Always inlined: see `PackedWord::update`.
+    #[inline(always)]
+    fn admit(&self, state: &PackedWord, now: u64, cost: u64) -> Option<bool> {
+        state.update(|tat| self.admit_step(tat, now, cost))
     }
 
     #[inline]

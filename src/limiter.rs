@@ -45,53 +45,27 @@ pub trait RateLimiter<Q: ?Sized = str>: Send + Sync {
     }
 }
 
-impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Arc<L> {
-    #[inline]
-    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
-        (**self).check_n(key, cost)
-    }
+/// `RateLimiter` for pointers to a limiter, forwarding every method so the
+/// pointee's own `allow` path is kept.
+macro_rules! forward_to_pointee {
+    ($($pointer:ty),* $(,)?) => {$(
+        impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for $pointer {
+            #[inline]
+            fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
+                (**self).check_n(key, cost)
+            }
 
-    #[inline]
-    fn allow(&self, key: &Q) -> bool {
-        (**self).allow(key)
-    }
+            #[inline]
+            fn allow(&self, key: &Q) -> bool {
+                (**self).allow(key)
+            }
 
-    #[inline]
-    fn allow_n(&self, key: &Q, cost: u64) -> bool {
-        (**self).allow_n(key, cost)
-    }
+            #[inline]
+            fn allow_n(&self, key: &Q, cost: u64) -> bool {
+                (**self).allow_n(key, cost)
+            }
+        }
+    )*};
 }
 
-impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for Box<L> {
-    #[inline]
-    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
-        (**self).check_n(key, cost)
-    }
-
-    #[inline]
-    fn allow(&self, key: &Q) -> bool {
-        (**self).allow(key)
-    }
-
-    #[inline]
-    fn allow_n(&self, key: &Q, cost: u64) -> bool {
-        (**self).allow_n(key, cost)
-    }
-}
-
-impl<Q: ?Sized, L: RateLimiter<Q> + ?Sized> RateLimiter<Q> for &L {
-    #[inline]
-    fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity> {
-        (**self).check_n(key, cost)
-    }
-
-    #[inline]
-    fn allow(&self, key: &Q) -> bool {
-        (**self).allow(key)
-    }
-
-    #[inline]
-    fn allow_n(&self, key: &Q, cost: u64) -> bool {
-        (**self).allow_n(key, cost)
-    }
-}
+forward_to_pointee!(Arc<L>, Box<L>, &L);

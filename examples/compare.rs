@@ -17,7 +17,9 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use tollgate::{DirectLimiter, MonotonicClock, RateLimiter, TokenBucket, TokenBucketRule};
+use tollgate::{
+    DirectLimiter, KeyedOptions, MonotonicClock, RateLimiter, TokenBucket, TokenBucketRule,
+};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -109,6 +111,11 @@ fn main() -> ExitCode {
     let governor = governor_keyed::<String>(spec);
     let std_mutex = spec.std_bucket::<String>();
     let parking_lot = spec.parking_lot_bucket::<String>();
+    let tollgate_compact: TokenBucket = TokenBucket::with_options(
+        spec.tollgate(),
+        MonotonicClock::new(),
+        KeyedOptions::new().compact_tables(true),
+    );
     let mut contenders = vec![
         keyed("tollgate TokenBucket<String>", keys, |k| tollgate.allow(k)),
         keyed("tollgate TokenBucket<String>, exact clock", keys, |k| {
@@ -122,6 +129,9 @@ fn main() -> ExitCode {
         }),
         keyed("parking_lot Mutex<HashMap<String, _>>", keys, |k| {
             parking_lot.allow(k)
+        }),
+        keyed("tollgate TokenBucket<String>, compact tables", keys, |k| {
+            tollgate_compact.allow(k)
         }),
     ];
     let s = report(

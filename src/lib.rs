@@ -86,6 +86,7 @@ mod state_map;
 mod state_table;
 mod store;
 mod sync;
+mod table_fill;
 pub mod token_bucket;
 pub mod wait;
 mod window_tag;

@@ -38,6 +38,7 @@ use crate::key::Key;
 use crate::retire::Retire;
 use crate::state_table::Table;
 use crate::sync::{Arc, Mutex, lock};
+use crate::table_fill::TableFill;
 
 /// Fewest slots in a table.
 #[cfg(not(tollgate_loom))]
@@ -47,19 +48,6 @@ const MIN_CAPACITY: usize = 16;
 /// so small models cover rebuilds racing lookups.
 #[cfg(tollgate_loom)]
 const MIN_CAPACITY: usize = 2;
-
-/// Slots per key in a table a move builds: a third of them taken.
-const SLOTS_PER_KEY: usize = 3;
-
-/// Whether `taken` of `capacity` slots is past the five eighths at which a
-/// table moves. Tables stay between a third and five eighths full: probes
-/// stay short, so the branch that ends one is mispredicted less often (a
-/// hit on 10,000 `String` keys: 0.86 mispredicted branches with tables
-/// between half and three quarters full, 0.45 now; `docs/benchmarks.md`,
-/// levers), and always end.
-fn too_full(taken: usize, capacity: usize) -> bool {
-    taken * 8 > capacity * 5
-}
 
 /// Shards when none are asked for: four per CPU (one under loom, whose
 /// models need no spreading and stay smaller without it).
@@ -118,6 +106,8 @@ pub(crate) enum Found {
 pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     hasher: Hasher,
     shards: Box<[ShardLock<K, V>]>,
+    /// How full a table may get before it moves.
+    fill: TableFill,
     /// Each thread's tables, one slot per shard.
     #[cfg(not(tollgate_loom))]
     cached: thread_local::ThreadLocal<TableCache<K, V>>,
@@ -125,8 +115,8 @@ pub(crate) struct StateMap<K: Key, V: Send + Sync> {
 
 impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// A map with `shards` shards (rounded up to a power of two, 1 to 65536),
-    /// or four per CPU when `None`.
-    pub(crate) fn new(shards: Option<usize>) -> Self {
+    /// or four per CPU when `None`, whose tables move as `fill` says.
+    pub(crate) fn new(shards: Option<usize>, fill: TableFill) -> Self {
         let count = shards
             .unwrap_or_else(default_shards)
             .clamp(1, 1 << 16)
@@ -143,6 +133,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                     }))
                 })
                 .collect(),
+            fill,
             #[cfg(not(tollgate_loom))]
             cached: thread_local::ThreadLocal::new(),
         }
@@ -282,7 +273,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             shard.live += 1;
             return f(state, Found::start(&mut shard.started));
         }
-        if too_full(shard.taken + 1, shard.table.capacity()) {
+        if self.fill.too_full(shard.taken + 1, shard.table.capacity()) {
             let keys = shard.live + 1;
             self.rebuild(index, shard, keys);
         }
@@ -329,7 +320,10 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     fn rebuild(&self, index: usize, shard: &mut Shard<K, V>, keys: usize) {
         // More slots than live states (`keys` counts them all), so none is
         // left behind.
-        let capacity = (keys.max(shard.live) * SLOTS_PER_KEY + 1).max(MIN_CAPACITY);
+        let capacity = self
+            .fill
+            .capacity_for(keys.max(shard.live))
+            .max(MIN_CAPACITY);
         self.forget(index);
         let mut live = 0;
         let table = match Arc::get_mut(&mut shard.table) {

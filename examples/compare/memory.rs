@@ -7,7 +7,10 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
-use tollgate::{FixedWindow, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket};
+use tollgate::{
+    FixedWindow, KeyedOptions, MonotonicClock, RateLimiter, SlidingWindowCounter, SlidingWindowLog,
+    TokenBucket,
+};
 
 use crate::support::contenders::{Spec, governor_keyed};
 use crate::support::keys::{string_keys, u64_keys};
@@ -72,6 +75,15 @@ fn all<K: tollgate::Key + Hash + Eq + Clone + 'static>(
         &format!("tollgate TokenBucket<{kind}>"),
         keys,
         |keys| track(TokenBucket::<K>::new(bucket), keys, |l| l.len()),
+    ));
+    out.push(measure(
+        &format!("tollgate TokenBucket<{kind}>, compact tables"),
+        keys,
+        |keys| {
+            let options = KeyedOptions::new().compact_tables(true);
+            let limiter = TokenBucket::<K>::with_options(bucket, MonotonicClock::new(), options);
+            track(limiter, keys, |l| l.len())
+        },
     ));
     out.push(measure(
         &format!("tollgate FixedWindow<{kind}>"),

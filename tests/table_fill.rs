@@ -1,0 +1,51 @@
+//! `KeyedOptions::compact_tables`: measured heap per tracked key, with the
+//! default tables and the compact ones.
+//!
+//! One shard, so the table sizes follow from the key count alone and not
+//! from the hash seed. The whole measurement is one test: the counting
+//! allocator sees every thread, so no other test may run beside it.
+
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use tollgate::{KeyedOptions, ManualClock, Quota, RateLimiter, TokenBucket};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+
+/// Live heap bytes per key of a one-shard `u64` token bucket after `n` keys.
+fn bytes_per_key(n: u64, compact: bool) -> f64 {
+    let options = KeyedOptions::new().shards(1).compact_tables(compact);
+    let region = Region::new(GLOBAL);
+    let limiter: TokenBucket<u64, _> =
+        TokenBucket::with_options(Quota::per_second(10), ManualClock::new(), options);
+    for key in 0..n {
+        assert!(limiter.allow(&key), "a new key passes");
+    }
+    assert_eq!(limiter.len() as u64, n, "every key stays tracked");
+    let change = region.change();
+    let live = change.bytes_allocated as f64 - change.bytes_deallocated as f64
+        + change.bytes_reallocated as f64;
+    drop(limiter);
+    live / n as f64
+}
+
+#[test]
+fn compact_tables_hold_the_same_keys_in_less_memory() {
+    for n in [10_000, 50_000, 100_000] {
+        let roomy = bytes_per_key(n, false);
+        let compact = bytes_per_key(n, true);
+        // A 17-byte slot (tag and entry): at most 3 slots per key by
+        // default, 2 when compact, plus the shard's fixed overhead.
+        assert!(
+            roomy <= 56.0,
+            "{n} keys: {roomy:.1} bytes per key by default"
+        );
+        assert!(
+            compact <= 36.0,
+            "{n} keys: {compact:.1} bytes per key compact"
+        );
+        assert!(
+            compact < roomy,
+            "{n} keys: compact {compact:.1} against {roomy:.1} bytes per key"
+        );
+    }
+}

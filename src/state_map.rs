@@ -152,6 +152,12 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         (hash >> 7) as usize & (self.shards.len() - 1)
     }
 
+    /// `key`'s state in `table`, compared by [`Key::matches`].
+    #[inline]
+    fn find<'t>(table: &'t KeyTable<K, V>, hash: u64, key: &K::Lookup) -> Option<&'t V> {
+        table.find_by(hash, |stored| K::matches(stored, key))
+    }
+
     /// Runs `f` on `key`'s state if this thread's table for its shard holds
     /// it; `None` when it does not, or `f` returns `None` (the state was
     /// retired). Either way the caller looks again with a locked method.
@@ -159,11 +165,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     pub(crate) fn read<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         let hash = self.hash(key);
         let shard = self.shard_of(hash);
-        self.with_table(shard, |table| {
-            table
-                .find_by(hash, |stored| K::matches(stored, key))
-                .and_then(f)
-        })
+        self.with_table(shard, |table| Self::find(table, hash, key).and_then(f))
     }
 
     /// Runs `f` on this thread's table for `shard`; `None` if it has none.
@@ -245,9 +247,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let index = self.shard_of(hash);
         let shard = lock(&self.shards[index]);
         self.remember(index, &shard.table);
-        let state = shard
-            .table
-            .find_by(hash, |stored| K::matches(stored, key))?;
+        let state = Self::find(&shard.table, hash, key)?;
         (!state.is_retired()).then(|| f(state))
     }
 
@@ -264,7 +264,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let index = self.shard_of(hash);
         let mut guard = lock(&self.shards[index]);
         let shard = &mut *guard;
-        if let Some(state) = shard.table.find_by(hash, |stored| K::matches(stored, key)) {
+        if let Some(state) = Self::find(&shard.table, hash, key) {
             self.remember(index, &shard.table);
             if !state.is_retired() {
                 return f(state, Found::Live);

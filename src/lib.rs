@@ -87,6 +87,7 @@ mod state_table;
 mod store;
 mod sync;
 mod table_fill;
+mod tag_group;
 pub mod token_bucket;
 pub mod wait;
 mod window_tag;

@@ -94,13 +94,15 @@ impl KeyedOptions {
         self
     }
 
-    /// Keep the key tables a half to three quarters full instead of a third
-    /// to five eighths (default off): about a third less memory per tracked
-    /// key (23 to 34 bytes per `u64` key instead of 27 to 51, 44 to 66 per
-    /// 15-byte `String` key instead of 53 to 99), for lookups that more
-    /// often probe past their key's first slot (hits on 10,000 `String`
-    /// keys a tenth to a sixth slower on the machine in
-    /// `docs/benchmarks.md`; `compare` prints both).
+    /// Keep the key tables a half to seven eighths full instead of a third
+    /// to five eighths (default off): about half the memory per tracked key
+    /// (19 to 34 bytes per `u64` key instead of 27 to 51, 37 to 66 per
+    /// 15-byte `String` key instead of 53 to 99). Lookups read eight slots'
+    /// tags at once, so fuller tables cost one thread no measurable time;
+    /// with more live keys per cache line, threads updating different keys
+    /// share lines more often (two threads on 10,000 shared keys made about
+    /// 4 % fewer decisions on the machine in `docs/benchmarks.md`; `compare`
+    /// prints both).
     pub fn compact_tables(mut self, compact: bool) -> Self {
         self.table_fill = if compact {
             TableFill::COMPACT

@@ -1,22 +1,25 @@
 //! [`Table`]: one shard's per-key states at a fixed capacity, found without
 //! a lock.
 //!
-//! Open addressing with linear probing. Each slot has a one-byte tag and an
-//! entry; the tag also publishes the entry:
+//! Open addressing over groups of eight slots. Each slot has a one-byte tag
+//! and an entry; a group's eight tags share one `u64` word (layout in
+//! [`tag_group`](crate::tag_group)), and the word also publishes the entries:
 //!
 //! | tag        | meaning                                                        |
 //! |------------|----------------------------------------------------------------|
-//! | `0`        | empty: no entry, and a probe for any key stops here            |
+//! | `0`        | empty: no entry                                                |
 //! | `1xxxxxxx` | taken: the entry is written, its key hashes to low bits `xxxxxxx` |
 //!
-//! An entry is written once, under the shard's lock, into a slot whose tag is
-//! still empty; then the tag is stored with release ordering. A reader loads
-//! a tag with acquire ordering and reads the entry only if the tag is taken,
-//! so it sees the whole entry or none of it. Entries are never cleared or
-//! replaced while the table is shared, so a reader holding the table can
-//! borrow any entry it finds. A key leaves by having its state retired
-//! ([`Retire`](crate::Retire)); its slot stays taken until the shard moves
-//! its live entries to a new table.
+//! A key goes into the first group, from its home group on, that has an
+//! empty slot, so a lookup that finds an empty slot in a group without the
+//! key stops there. An entry is written once, under the shard's lock, into
+//! a slot whose tag is still empty; then its group's word is stored with
+//! release ordering. A reader loads a word with acquire ordering and reads
+//! only entries whose tags it saw taken, so it sees each such entry whole.
+//! Entries are never cleared or replaced while the table is shared, so a
+//! reader holding the table can borrow any entry it finds. A key leaves by
+//! having its state retired ([`Retire`](crate::Retire)); its slot stays
+//! taken until the shard moves its live entries to a new table.
 //!
 //! The tag is also the only record of which entries are written: an entry
 //! is uninitialised memory until its tag is taken, so a `u64` key with a
@@ -32,19 +35,14 @@
 use std::borrow::Borrow;
 use std::mem::MaybeUninit;
 
-use crate::sync::{AtomicU8, Ordering, UnsafeCell};
+use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+use crate::tag_group::{self, EMPTY, GROUP};
 
-/// The tag of an empty slot.
-const EMPTY: u8 = 0;
-
-/// The tag bit every taken slot has.
-const TAKEN: u8 = 0x80;
-
-/// The first slot of `capacity` a key hashing to `hash` may sit in.
+/// The first of `groups` groups a key hashing to `hash` may sit in.
 #[inline]
-fn home_of(hash: u64, capacity: usize) -> usize {
-    // Below `capacity`, so it fits a usize.
-    ((u128::from(hash) * capacity as u128) >> 64) as usize
+fn home_of(hash: u64, groups: usize) -> usize {
+    // Below `groups`, so it fits a usize.
+    ((u128::from(hash) * groups as u128) >> 64) as usize
 }
 
 /// A slot's entry: initialised exactly when its tag is taken (module docs).
@@ -52,79 +50,83 @@ type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 
 /// A fixed-capacity table of `(key, state)` entries.
 pub struct Table<K, V> {
-    /// One tag per slot (layout in the module docs).
-    tags: Box<[AtomicU8]>,
+    /// Each group's eight tags (layout in the module docs).
+    groups: Box<[AtomicU64]>,
     /// The entry of each slot, written once under the shard's lock.
     entries: Box<[Entry<K, V>]>,
+    /// The slots asked for: the fill rules count against this, and the
+    /// groups round it up, so a table filled to it still has an empty slot.
+    capacity: usize,
 }
 
 // SAFETY: threads sharing a table borrow keys and states from it (so both
 // must be `Sync`) and find entries another thread moved in, and drop them
 // with the table (so both must be `Send`). An entry is written only by
 // `put`, whose contract leaves one writer per table and a slot no reader
-// reads until the release store of its tag, after the write; it is never
-// written again while shared.
+// reads until the release store of its group's word, after the write; it
+// is never written again while shared.
 #[allow(unsafe_code)]
 unsafe impl<K: Send + Sync, V: Send + Sync> Sync for Table<K, V> {}
+
+/// Groups for `capacity` slots, with at least one slot to spare.
+fn groups_for(capacity: usize) -> usize {
+    capacity / GROUP + 1
+}
+
+/// The group after `group` of `groups`, wrapping.
+#[inline]
+fn next_group(group: usize, groups: usize) -> usize {
+    if group + 1 == groups { 0 } else { group + 1 }
+}
 
 impl<K, V> Table<K, V> {
     /// An empty table of `capacity` slots (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(1);
+        let groups = groups_for(capacity);
         Table {
-            tags: (0..capacity).map(|_| AtomicU8::new(EMPTY)).collect(),
-            entries: (0..capacity)
+            groups: (0..groups).map(|_| AtomicU64::new(0)).collect(),
+            entries: (0..groups * GROUP)
                 .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
                 .collect(),
+            capacity,
         }
     }
 
     /// A table of `capacity` slots holding `entries` (hash, key, state),
     /// built before anyone can see it, so its entries need no publication:
     /// whoever shares the table publishes them with it. The caller passes
-    /// fewer entries than `capacity`; any beyond `capacity - 1` are dropped,
-    /// so that a slot is always left empty and probes end.
+    /// at most `capacity` entries; any beyond are dropped.
     pub(crate) fn with_entries(
         capacity: usize,
         entries: impl IntoIterator<Item = (u64, K, V)>,
     ) -> Self {
         let capacity = capacity.max(1);
-        let mut tags = vec![EMPTY; capacity];
+        let groups = groups_for(capacity);
+        let mut words = vec![0u64; groups];
         let mut slots: Vec<MaybeUninit<(K, V)>> =
-            (0..capacity).map(|_| MaybeUninit::uninit()).collect();
+            (0..groups * GROUP).map(|_| MaybeUninit::uninit()).collect();
         let mut entries = entries.into_iter();
-        for (hash, key, state) in entries.by_ref().take(capacity - 1) {
-            let mut slot = home_of(hash, capacity);
-            while tags[slot] != EMPTY {
-                slot = if slot + 1 == capacity { 0 } else { slot + 1 };
+        for (hash, key, state) in entries.by_ref().take(capacity) {
+            let mut group = home_of(hash, groups);
+            while tag_group::empties(words[group]) == 0 {
+                group = next_group(group, groups);
             }
-            tags[slot] = Self::tag(hash);
-            slots[slot] = MaybeUninit::new((key, state));
+            let slot = tag_group::first_slot(tag_group::empties(words[group]));
+            words[group] = tag_group::with_tag(words[group], slot, tag_group::tag_of(hash));
+            slots[group * GROUP + slot] = MaybeUninit::new((key, state));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");
         Table {
-            tags: tags.into_iter().map(AtomicU8::new).collect(),
+            groups: words.into_iter().map(AtomicU64::new).collect(),
             entries: slots.into_iter().map(UnsafeCell::new).collect(),
+            capacity,
         }
     }
 
-    /// Slots in the table.
+    /// Slots in the table, as the fill rules count them.
     pub(crate) fn capacity(&self) -> usize {
-        self.tags.len()
-    }
-
-    /// The tag for a key hashing to `hash`.
-    #[inline]
-    fn tag(hash: u64) -> u8 {
-        // Keeps the low seven bits of the hash.
-        TAKEN | (hash as u8 & !TAKEN)
-    }
-
-    /// The first slot a key hashing to `hash` may sit in: the high bits of
-    /// the hash scaled to the capacity, so any capacity works.
-    #[inline]
-    fn home(&self, hash: u64) -> usize {
-        home_of(hash, self.capacity())
+        self.capacity
     }
 
     /// The state for `key`, if an entry visible to this thread holds it.
@@ -141,55 +143,58 @@ impl<K, V> Table<K, V> {
     /// to `hash` and satisfies `matches`.
     #[inline]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
-        let tag = Self::tag(hash);
-        let capacity = self.capacity();
-        let mut slot = self.home(hash);
-        for _ in 0..capacity {
-            // Relaxed: here a tag only steers the probe, and a stale one only
-            // makes the lookup report a miss; `entry` acquires before reading.
-            let seen = self.tags[slot].load(Ordering::Relaxed);
-            if seen == EMPTY {
+        let tag = tag_group::tag_of(hash);
+        let groups = self.groups.len();
+        let mut group = home_of(hash, groups);
+        for _ in 0..groups {
+            // Acquire: pairs with the release store in `put`, so every entry
+            // whose tag this word shows taken is visible here.
+            let word = self.groups[group].load(Ordering::Acquire);
+            let mut candidates = tag_group::candidates(word, tag);
+            while candidates != 0 {
+                let slot = group * GROUP + tag_group::first_slot(candidates);
+                let (stored, state) = self.published(slot);
+                if matches(stored) {
+                    return Some(state);
+                }
+                candidates = tag_group::without_first(candidates);
+            }
+            if tag_group::empties(word) != 0 {
                 return None;
             }
-            if seen == tag {
-                if let Some((stored, state)) = self.entry(slot) {
-                    if matches(stored) {
-                        return Some(state);
-                    }
-                }
-            }
-            slot += 1;
-            if slot == capacity {
-                slot = 0;
-            }
+            group = next_group(group, groups);
         }
         None
     }
 
-    /// The entry in `slot`, if its tag says it is written.
+    /// The entry in `slot`, whose tag a word loaded with acquire ordering
+    /// showed taken ([`tag_group::candidates`] flags only taken slots).
     #[inline]
-    fn entry(&self, slot: usize) -> Option<&(K, V)> {
-        // Acquire: pairs with the release store in `put`, so the entry
-        // written before the tag is visible here.
-        if self.tags[slot].load(Ordering::Acquire) == EMPTY {
-            return None;
-        }
+    fn published(&self, slot: usize) -> &(K, V) {
         self.entries[slot].with(|entry| {
-            // SAFETY: the taken tag, loaded with acquire ordering, orders this
-            // read after the entry's write: by `put`, which stores the tag
-            // with release ordering after it, or by `with_entries`, before
-            // the table was shared. No write follows while it is shared, so
-            // a shared borrow for as long as `self` lives is sound. A taken
-            // tag also means the entry is initialised (module docs).
+            // SAFETY: the caller saw the slot's tag taken in a word loaded
+            // with acquire ordering, which orders this read after the
+            // entry's write: by `put`, which stores the word with release
+            // ordering after it, or by `with_entries`, before the table was
+            // shared. No write follows while it is shared, so a shared
+            // borrow for as long as `self` lives is sound. A taken tag also
+            // means the entry is initialised (module docs).
             #[allow(unsafe_code)]
             unsafe {
-                Some((*entry).assume_init_ref())
+                (*entry).assume_init_ref()
             }
         })
     }
 
+    /// The entry in `slot`, if its tag says it is written.
+    fn entry(&self, slot: usize) -> Option<&(K, V)> {
+        // Acquire: as in `find_by`.
+        let word = self.groups[slot / GROUP].load(Ordering::Acquire);
+        (tag_group::tag_at(word, slot % GROUP) != EMPTY).then(|| self.published(slot))
+    }
+
     /// Puts `key` in the first empty slot of its probe and returns its
-    /// state. For a key not in the table, with at least one slot empty.
+    /// state. For a key not in the table, with fewer than `capacity` taken.
     ///
     /// # Safety
     ///
@@ -198,40 +203,47 @@ impl<K, V> Table<K, V> {
     /// an entry whose tag is empty, and the tag is published after the write.)
     #[allow(unsafe_code)]
     pub unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
-        let capacity = self.capacity();
-        let mut slot = self.home(hash);
+        let groups = self.groups.len();
+        let mut group = home_of(hash, groups);
         // Relaxed: the caller is the only writer of tags, so it sees every
         // tag exactly.
-        while self.tags[slot].load(Ordering::Relaxed) != EMPTY {
-            slot += 1;
-            if slot == capacity {
-                slot = 0;
-            }
+        let mut word = self.groups[group].load(Ordering::Relaxed);
+        while tag_group::empties(word) == 0 {
+            group = next_group(group, groups);
+            // Relaxed: as above.
+            word = self.groups[group].load(Ordering::Relaxed);
         }
-        let (_, state) = self.entries[slot].with_mut(|entry| {
+        let in_group = tag_group::first_slot(tag_group::empties(word));
+        let (_, state) = self.entries[group * GROUP + in_group].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
-            // (see `entry`), and by this function's contract no other writer
-            // runs. An empty tag also means the entry holds nothing to drop:
-            // a tag is set only together with its entry (here and in
-            // `with_entries`). The shared borrow returned is made after the
-            // write, and no write follows while the table is shared.
+            // (see `find_by` and `entry`), and by this function's contract no
+            // other writer runs. An empty tag also means the entry holds
+            // nothing to drop: a tag is set only together with its entry
+            // (here and in `with_entries`). The shared borrow returned is
+            // made after the write, and no write follows while the table is
+            // shared.
             unsafe { &*(*entry).write((key, state)) }
         });
         // Release: publishes the entry written above to readers that load
-        // this tag with acquire ordering (`entry`).
-        self.tags[slot].store(Self::tag(hash), Ordering::Release);
+        // this word with acquire ordering (`find_by`, `entry`).
+        self.groups[group].store(
+            tag_group::with_tag(word, in_group, tag_group::tag_of(hash)),
+            Ordering::Release,
+        );
         state
     }
 
     /// Every entry, in slot order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
-        (0..self.capacity()).filter_map(|slot| self.entry(slot))
+        (0..self.entries.len()).filter_map(|slot| self.entry(slot))
     }
 
     /// Takes every entry, by value, in slot order, leaving no slots.
     pub(crate) fn take_entries(&mut self) -> TakenEntries<K, V> {
         TakenEntries {
-            tags: std::mem::take(&mut self.tags).into_vec().into_iter(),
+            groups: std::mem::take(&mut self.groups).into_vec().into_iter(),
+            word: 0,
+            left_in_word: 0,
             entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
         }
     }
@@ -247,7 +259,11 @@ impl<K, V> Drop for Table<K, V> {
 /// A table's entries, moved out of it in slot order; those not taken by
 /// the time it is dropped are dropped with it.
 pub(crate) struct TakenEntries<K, V> {
-    tags: std::vec::IntoIter<AtomicU8>,
+    groups: std::vec::IntoIter<AtomicU64>,
+    /// The current group's tags, shifted so the next slot's is the low byte.
+    word: u64,
+    /// Slots of the current group not yet yielded or skipped.
+    left_in_word: usize,
     entries: std::vec::IntoIter<Entry<K, V>>,
 }
 
@@ -256,7 +272,13 @@ impl<K, V> Iterator for TakenEntries<K, V> {
 
     fn next(&mut self) -> Option<(K, V)> {
         loop {
-            let tag = self.tags.next()?.into_inner();
+            if self.left_in_word == 0 {
+                self.word = self.groups.next()?.into_inner();
+                self.left_in_word = GROUP;
+            }
+            let tag = tag_group::tag_at(self.word, 0);
+            self.word >>= 8;
+            self.left_in_word -= 1;
             let entry = self.entries.next()?.into_inner();
             if tag != EMPTY {
                 // SAFETY: a taken tag means the entry was written (module
@@ -293,6 +315,26 @@ mod tests {
         }
         assert_eq!(table.find(42, &7), None);
         assert_eq!(table.entries().count(), 7);
+    }
+
+    #[test]
+    fn keys_sharing_a_home_spill_over_groups_and_wrap_around() {
+        // 24 slots ask for 4 groups; a hash whose home is the last group.
+        let table: Table<u64, u64> = Table::with_capacity(24);
+        let hash = u64::MAX;
+        assert_eq!(home_of(hash, table.groups.len()), table.groups.len() - 1);
+        for key in 0..24 {
+            assert_eq!(unsafe { *table.put(hash, key, key + 1) }, key + 1);
+        }
+        for key in 0..24 {
+            assert_eq!(table.find(hash, &key), Some(&(key + 1)));
+        }
+        assert_eq!(table.find(hash, &24), None);
+        assert_eq!(table.entries().count(), 24);
+        let moved = Table::with_entries(24, table.entries().map(|&(k, v)| (hash, k, v)));
+        for key in 0..24 {
+            assert_eq!(moved.find(hash, &key), Some(&(key + 1)));
+        }
     }
 
     #[test]

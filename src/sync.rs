@@ -8,13 +8,13 @@
 #[cfg(not(tollgate_loom))]
 pub(crate) use std::sync::{
     Arc, Mutex, MutexGuard,
-    atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicU64, AtomicUsize, Ordering},
 };
 
 #[cfg(tollgate_loom)]
 pub(crate) use loom::sync::{
     Arc, Mutex, MutexGuard, RwLock,
-    atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicU64, AtomicUsize, Ordering},
 };
 
 #[cfg(tollgate_loom)]

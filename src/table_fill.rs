@@ -4,20 +4,23 @@
 //! | setting | after a move | moves when more than | bytes per `u64` key | bytes per 15-byte `String` key |
 //! |---|---|---|---|---|
 //! | [`ROOMY`](TableFill::ROOMY) (default) | 1/3 full | 5/8 full | 27 to 51 | 53 to 99 |
-//! | [`COMPACT`](TableFill::COMPACT) | 1/2 full | 3/4 full | 23 to 34 | 44 to 66 |
+//! | [`COMPACT`](TableFill::COMPACT) | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
 //!
-//! Emptier tables end more probes at the key's home slot, so the branch
-//! that ends a probe is mispredicted less often: on 10,000 `String` keys
-//! 0.45 mispredicted branches per hit against 0.86, and hits a tenth to a
-//! sixth faster (`docs/benchmarks.md`, levers). Compact tables
-//! ([`KeyedOptions::compact_tables`](crate::KeyedOptions::compact_tables))
-//! spend about a third less memory instead.
+//! A lookup reads its key's group of eight tags as one word
+//! ([`tag_group`](crate::tag_group)), so a fuller table costs a lookup
+//! little time of its own: on 10,000 `String` keys one thread ran as fast
+//! either way. What it costs is sharing: with more live entries per cache
+//! line, two threads updating different keys more often write the same
+//! line, and two threads on 10,000 shared keys made about 4 % fewer
+//! decisions with compact tables (`docs/benchmarks.md`, levers). Compact
+//! tables ([`KeyedOptions::compact_tables`](crate::KeyedOptions::compact_tables))
+//! spend about half the memory instead.
 
 /// How full a table may get; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TableFill {
-    /// Slots per key in a table a move builds.
-    slots_per_key: usize,
+    /// Slots per key, in eighths, in a table a move builds.
+    eighths_per_key: usize,
     /// Eighths of the slots that may be taken before the table moves.
     max_eighths: usize,
 }
@@ -25,14 +28,14 @@ pub(crate) struct TableFill {
 impl TableFill {
     /// The default: a third to five eighths full.
     pub(crate) const ROOMY: TableFill = TableFill {
-        slots_per_key: 3,
+        eighths_per_key: 24,
         max_eighths: 5,
     };
 
-    /// A half to three quarters full.
+    /// A half to seven eighths full.
     pub(crate) const COMPACT: TableFill = TableFill {
-        slots_per_key: 2,
-        max_eighths: 6,
+        eighths_per_key: 16,
+        max_eighths: 7,
     };
 
     /// Whether a table of `capacity` slots with `taken` of them taken must
@@ -43,9 +46,9 @@ impl TableFill {
     }
 
     /// The slots of a table built for `keys` keys: more than `keys`, so a
-    /// move leaves no key behind and at least one slot empty.
+    /// move leaves no key behind and room for the next.
     pub(crate) fn capacity_for(self, keys: usize) -> usize {
-        keys.saturating_mul(self.slots_per_key).saturating_add(1)
+        (keys.saturating_mul(self.eighths_per_key) / 8).saturating_add(1)
     }
 }
 

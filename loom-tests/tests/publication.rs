@@ -8,10 +8,10 @@
 //! units admitted, none left, one key tracked), and `loom` checks every read
 //! of an entry against its write in the interleavings it explores.
 //!
-//! What this model does not prove: with the tag's release store weakened to
-//! relaxed it still passes. Its first schedule runs one thread's lookup
-//! before the other writes, and the writer's own probe load of the tag then
-//! hides that lookup from `loom`'s search. `table_publication.rs` models the
+//! What this model does not prove: with the tag word's release store
+//! weakened to relaxed it still passes. Its first schedule runs one thread's
+//! lookup before the other writes, and the writer's own load of the tag
+//! word then hides that lookup from `loom`'s search. `table_publication.rs` models the
 //! table itself with the roles ordered so the first schedule runs the write
 //! first, and fails on that weakening (see `docs/verification.md`).
 #![cfg(tollgate_loom)]

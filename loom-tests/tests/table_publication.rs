@@ -2,13 +2,14 @@
 //! itself (`tollgate::loom_table::Table`, exported only under the cfg).
 //!
 //! The writer runs on the main thread, after spawning the lookup: `loom`'s
-//! first schedule then runs the whole `put` before the lookup, whose tag
-//! load sees the new tag, so its read of the entry is checked against the
-//! write. With the tag's release store weakened to relaxed, or the lookup's
-//! acquire load, the model reports a causality violation. (`publication.rs`,
-//! through the public API, cannot: its first schedule runs the lookup
-//! before the writer, whose own probe load of the tag then hides that
-//! lookup from `loom`'s search; see `docs/verification.md`.)
+//! first schedule then runs the whole `put` before the lookup, whose load
+//! of the tag word sees the new tag, so its read of the entry is checked
+//! against the write. With the tag word's release store weakened to
+//! relaxed, or the lookup's acquire load, the model reports a causality
+//! violation. (`publication.rs`, through the public API, cannot: its first
+//! schedule runs the lookup before the writer, whose own load of the tag
+//! word then hides that lookup from `loom`'s search; see
+//! `docs/verification.md`.)
 #![cfg(tollgate_loom)]
 
 use loom::sync::Arc;

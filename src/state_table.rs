@@ -79,6 +79,20 @@ fn next_group(group: usize, groups: usize) -> usize {
     if group + 1 == groups { 0 } else { group + 1 }
 }
 
+/// Where a key hashing to `hash` goes: the first group, from its home on,
+/// with an empty slot (what lets `find_by` stop at such a group), as
+/// `(group, slot in the group, the group's word)`. `word_of` reads a
+/// group's word; some group must have an empty slot.
+fn free_slot(hash: u64, groups: usize, word_of: impl Fn(usize) -> u64) -> (usize, usize, u64) {
+    let mut group = home_of(hash, groups);
+    let mut word = word_of(group);
+    while tag_group::empties(word) == 0 {
+        group = next_group(group, groups);
+        word = word_of(group);
+    }
+    (group, tag_group::first_slot(tag_group::empties(word)), word)
+}
+
 impl<K, V> Table<K, V> {
     /// An empty table of `capacity` slots (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
@@ -108,12 +122,8 @@ impl<K, V> Table<K, V> {
             (0..groups * GROUP).map(|_| MaybeUninit::uninit()).collect();
         let mut entries = entries.into_iter();
         for (hash, key, state) in entries.by_ref().take(capacity) {
-            let mut group = home_of(hash, groups);
-            while tag_group::empties(words[group]) == 0 {
-                group = next_group(group, groups);
-            }
-            let slot = tag_group::first_slot(tag_group::empties(words[group]));
-            words[group] = tag_group::with_tag(words[group], slot, tag_group::tag_of(hash));
+            let (group, slot, word) = free_slot(hash, groups, |group| words[group]);
+            words[group] = tag_group::with_tag(word, slot, tag_group::tag_of(hash));
             slots[group * GROUP + slot] = MaybeUninit::new((key, state));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");
@@ -203,17 +213,11 @@ impl<K, V> Table<K, V> {
     /// an entry whose tag is empty, and the tag is published after the write.)
     #[allow(unsafe_code)]
     pub unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
-        let groups = self.groups.len();
-        let mut group = home_of(hash, groups);
-        // Relaxed: the caller is the only writer of tags, so it sees every
-        // tag exactly.
-        let mut word = self.groups[group].load(Ordering::Relaxed);
-        while tag_group::empties(word) == 0 {
-            group = next_group(group, groups);
-            // Relaxed: as above.
-            word = self.groups[group].load(Ordering::Relaxed);
-        }
-        let in_group = tag_group::first_slot(tag_group::empties(word));
+        let (group, in_group, word) = free_slot(hash, self.groups.len(), |group| {
+            // Relaxed: the caller is the only writer of tags, so it sees
+            // every tag exactly.
+            self.groups[group].load(Ordering::Relaxed)
+        });
         let (_, state) = self.entries[group * GROUP + in_group].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
             // (see `find_by` and `entry`), and by this function's contract no
@@ -243,7 +247,6 @@ impl<K, V> Table<K, V> {
         TakenEntries {
             groups: std::mem::take(&mut self.groups).into_vec().into_iter(),
             word: 0,
-            left_in_word: 0,
             entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
         }
     }
@@ -260,10 +263,10 @@ impl<K, V> Drop for Table<K, V> {
 /// the time it is dropped are dropped with it.
 pub(crate) struct TakenEntries<K, V> {
     groups: std::vec::IntoIter<AtomicU64>,
-    /// The current group's tags, shifted so the next slot's is the low byte.
+    /// The current group's tags, shifted so the next slot's is the low
+    /// byte; the next group's is read when the entries left are a whole
+    /// number of groups.
     word: u64,
-    /// Slots of the current group not yet yielded or skipped.
-    left_in_word: usize,
     entries: std::vec::IntoIter<Entry<K, V>>,
 }
 
@@ -272,13 +275,11 @@ impl<K, V> Iterator for TakenEntries<K, V> {
 
     fn next(&mut self) -> Option<(K, V)> {
         loop {
-            if self.left_in_word == 0 {
+            if self.entries.len() % GROUP == 0 {
                 self.word = self.groups.next()?.into_inner();
-                self.left_in_word = GROUP;
             }
             let tag = tag_group::tag_at(self.word, 0);
             self.word >>= 8;
-            self.left_in_word -= 1;
             let entry = self.entries.next()?.into_inner();
             if tag != EMPTY {
                 // SAFETY: a taken tag means the entry was written (module

@@ -11,9 +11,10 @@
 //! What this model does not prove: with the tag word's release store
 //! weakened to relaxed it still passes. Its first schedule runs one thread's
 //! lookup before the other writes, and the writer's own load of the tag
-//! word then hides that lookup from `loom`'s search. `table_publication.rs` models the
-//! table itself with the roles ordered so the first schedule runs the write
-//! first, and fails on that weakening (see `docs/verification.md`).
+//! word then hides that lookup from `loom`'s search. `table_publication.rs`
+//! models the table itself with the roles ordered so the first schedule runs
+//! the write first, and fails on that weakening (see
+//! `docs/verification.md`).
 #![cfg(tollgate_loom)]
 
 use std::time::Duration;

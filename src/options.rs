@@ -99,10 +99,9 @@ impl KeyedOptions {
     /// (19 to 34 bytes per `u64` key instead of 27 to 51, 37 to 66 per
     /// 15-byte `String` key instead of 53 to 99). Lookups read eight slots'
     /// tags at once, so fuller tables cost one thread no measurable time;
-    /// with more live keys per cache line, threads updating different keys
-    /// share lines more often (two threads on 10,000 shared keys made about
-    /// 4 % fewer decisions on the machine in `docs/benchmarks.md`; `compare`
-    /// prints both).
+    /// two threads on 10,000 shared keys made about 4 % fewer decisions
+    /// with them on the machine in `docs/benchmarks.md` (`compare` prints
+    /// both).
     pub fn compact_tables(mut self, compact: bool) -> Self {
         self.table_fill = if compact {
             TableFill::COMPACT

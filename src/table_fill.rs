@@ -9,10 +9,9 @@
 //! A lookup reads its key's group of eight tags as one word
 //! ([`tag_group`](crate::tag_group)), so a fuller table costs a lookup
 //! little time of its own: on 10,000 `String` keys one thread ran as fast
-//! either way. What it costs is sharing: with more live entries per cache
-//! line, two threads updating different keys more often write the same
-//! line, and two threads on 10,000 shared keys made about 4 % fewer
-//! decisions with compact tables (`docs/benchmarks.md`, levers). Compact
+//! either way. Two threads on 10,000 shared keys made about 4 % fewer
+//! decisions with compact tables (`docs/benchmarks.md`, levers; the cause
+//! was not isolated). Compact
 //! tables ([`KeyedOptions::compact_tables`](crate::KeyedOptions::compact_tables))
 //! spend about half the memory instead.
 

@@ -66,6 +66,12 @@ pub struct TokenBucketRule {
     tolerance: u64,
     /// `⌊τ / T⌋`: tokens in a full bucket.
     capacity: u64,
+    /// `τ - T`: the most debt that still admits one token. Never negative:
+    /// a quota's burst is at least one, so `τ ≥ T`.
+    room_for_one: u64,
+    /// `MAX_TAT - τ`, saturated: below it `now + τ` fits under `MAX_TAT`,
+    /// so an admitted request's new `TAT` needs no clamp.
+    clamp_from: u64,
 }
 
 impl TokenBucketRule {
@@ -84,20 +90,46 @@ impl TokenBucketRule {
         self.tolerance
     }
 
+    /// `τ - spend`: the most debt that still lets `cost` units through, or
+    /// `None` when they exceed even a full bucket (with the product
+    /// unsaturated, so a cost whose `spend` saturates at `τ = u64::MAX` is
+    /// refused too). One unit (and a peek) reads it precomputed: one load
+    /// instead of two, a subtraction and a branch on the direct path.
+    #[inline(always)]
+    fn room(&self, cost: u64) -> Option<u64> {
+        if cost <= 1 {
+            return Some(self.room_for_one);
+        }
+        let spend = cost.checked_mul(self.interval.get())?;
+        self.tolerance.checked_sub(spend)
+    }
+
     /// Whether `spend` nanoseconds of tokens fit on top of `debt`: `Ok`
     /// with the debt after them, or `Err` with how long until they would.
     #[inline(always)]
-    fn fit(&self, debt: u64, spend: u64) -> Result<u64, u64> {
+    fn fit(&self, debt: u64, cost: u64, spend: u64) -> Result<u64, u64> {
         // The request passes when `debt + spend <= τ`, tested as `debt <=
-        // τ - spend`: no sum that could overflow, and `τ - spend` does not
-        // depend on the state, so it stays out of the CAS loop.
-        match self.tolerance.checked_sub(spend) {
+        // τ - spend`: no sum that could overflow.
+        match self.room(cost) {
             // At most τ: `debt <= τ - spend`.
             Some(room) if debt <= room => Ok(debt + spend),
             // `debt + spend - τ`, saturated.
             Some(room) => Err(debt - room),
-            None => Err(debt.saturating_add(spend - self.tolerance)),
+            None => Err(debt.saturating_add(spend.saturating_sub(self.tolerance))),
         }
+    }
+
+    /// The latest `TAT` at which `cost` units still pass at `now`, when
+    /// that one comparison decides: the cost fits a full bucket and `now`
+    /// is below [`clamp_from`](Self::clamp_from), so `now + τ` cannot pass
+    /// `MAX_TAT`. It depends only on `now` and `cost`, so the caller
+    /// computes it once, before the CAS loop; `None` sends every step the
+    /// general way.
+    #[inline(always)]
+    fn latest_passing(&self, now: u64, cost: u64) -> Option<u64> {
+        let room = self.room(cost)?;
+        // No overflow: `now < MAX_TAT - τ` and `room <= τ`.
+        (now < self.clamp_from).then(|| now + room)
     }
 
     /// The nanoseconds of tokens `cost` units take: a peek is judged as one
@@ -108,59 +140,73 @@ impl TokenBucketRule {
         cost.max(1).saturating_mul(self.interval.get())
     }
 
-    /// The `TAT` after admitting `spend` at `now`, `after` being the debt
-    /// [`fit`](Self::fit) returned.
+    /// The `TAT` after an admission at `now` that leaves `after` of debt,
+    /// clamped below the retired marker (the general path; the admitted
+    /// path of [`step`](Self::step) needs no clamp).
     #[inline(always)]
-    fn next_tat(&self, tat: u64, now: u64, spend: u64, after: u64) -> u64 {
-        // `now + after` is `max(tat, now) + spend`; while `now + τ` stays
-        // below `MAX_TAT` that sum needs no clamp, which keeps the path from
-        // the loaded word to the CAS three instructions long.
-        if now < MAX_TAT.saturating_sub(self.tolerance) {
-            tat.max(now) + spend
-        } else {
-            now.saturating_add(after).min(MAX_TAT)
-        }
+    fn next_tat(&self, now: u64, after: u64) -> u64 {
+        now.saturating_add(after).min(MAX_TAT)
     }
 
-    /// The pure decision: old `TAT`, time and cost in; answer and new `TAT` out.
+    /// The pure decision: old `TAT`, time and cost in; answer and new `TAT`
+    /// out. `latest` is [`latest_passing(now, cost)`](Self::latest_passing).
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
-    fn step(&self, tat: u64, now: u64, cost: u64) -> Step {
-        let debt = tat.saturating_sub(now);
-        // Only refusals and peeks need it: the admitted path divides once.
-        let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
+    fn step(&self, tat: u64, now: u64, cost: u64, latest: Option<u64>) -> Step {
         let spend = self.spend(cost);
-        let after = match self.fit(debt, spend) {
-            Ok(after) => after,
-            Err(retry) => {
-                return Step {
-                    decision: Decision::reject(self.capacity, available(), retry, debt),
-                    next: None,
-                };
+        let (after, next) = match latest {
+            // The admitted path: `tat <= latest` is `debt <= τ - spend`,
+            // and with no clamp ahead the new `TAT` is a plain sum.
+            Some(latest) if tat <= latest && cost > 0 => {
+                let next = tat.max(now) + spend;
+                (next - now, next)
+            }
+            _ => {
+                let debt = tat.saturating_sub(now);
+                // Only refusals and peeks need it: the admitted path
+                // divides once, below.
+                let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
+                match self.fit(debt, cost, spend) {
+                    Err(retry) => {
+                        return Step {
+                            decision: Decision::reject(self.capacity, available(), retry, debt),
+                            next: None,
+                        };
+                    }
+                    Ok(_) if cost == 0 => {
+                        return Step {
+                            decision: Decision::admit(self.capacity, available(), debt),
+                            next: None,
+                        };
+                    }
+                    Ok(after) => (after, self.next_tat(now, after)),
+                }
             }
         };
-        if cost == 0 {
-            return Step {
-                decision: Decision::admit(self.capacity, available(), debt),
-                next: None,
-            };
-        }
         let remaining = self.interval.divide(self.tolerance - after);
         Step {
             decision: Decision::admit(self.capacity, remaining, after),
-            next: Some(self.next_tat(tat, now, spend, after)),
+            next: Some(next),
         }
     }
 
     /// [`step`](Self::step) without the figures: whether it passes.
     #[inline(always)]
-    fn admit_step(&self, tat: u64, now: u64, cost: u64) -> Step<bool> {
-        let debt = tat.saturating_sub(now);
+    fn admit_step(&self, tat: u64, now: u64, cost: u64, latest: Option<u64>) -> Step<bool> {
         let spend = self.spend(cost);
-        match self.fit(debt, spend) {
+        if let Some(latest) = latest {
+            // As in `step`: one comparison decides, no clamp ahead.
+            let passes = tat <= latest;
+            return Step {
+                decision: passes,
+                next: (passes && cost > 0).then(|| tat.max(now) + spend),
+            };
+        }
+        let debt = tat.saturating_sub(now);
+        match self.fit(debt, cost, spend) {
             Ok(after) if cost > 0 => Step {
                 decision: true,
-                next: Some(self.next_tat(tat, now, spend, after)),
+                next: Some(self.next_tat(now, after)),
             },
             verdict => Step {
                 decision: verdict.is_ok(),
@@ -183,6 +229,9 @@ impl Algorithm for TokenBucketRule {
             interval: Divisor::new(interval),
             tolerance,
             capacity: tolerance / interval,
+            // `tolerance >= interval`: the burst is at least one.
+            room_for_one: tolerance.saturating_sub(interval),
+            clamp_from: MAX_TAT.saturating_sub(tolerance),
         }
     }
 
@@ -204,13 +253,21 @@ impl Algorithm for TokenBucketRule {
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
     fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
-        state.update(|tat| self.step(tat, now, cost))
+        let latest = self.latest_passing(now, cost);
+        state.update(
+            #[inline(always)]
+            |tat| self.step(tat, now, cost, latest),
+        )
     }
 
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
     fn admit(&self, state: &PackedWord, now: u64, cost: u64) -> Option<bool> {
-        state.update(|tat| self.admit_step(tat, now, cost))
+        let latest = self.latest_passing(now, cost);
+        state.update(
+            #[inline(always)]
+            |tat| self.admit_step(tat, now, cost, latest),
+        )
     }
 
     #[inline]
@@ -220,5 +277,81 @@ impl Algorithm for TokenBucketRule {
 
     fn reset_bound_nanos(&self) -> u64 {
         self.tolerance
+    }
+}
+
+#[cfg(all(test, not(tollgate_loom)))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Rules at the edges: one token, a huge burst whose `τ` saturates at
+    /// 2^62, an interval above 2^62, and an ordinary quota.
+    fn rules() -> Vec<TokenBucketRule> {
+        let second = Duration::from_secs(1);
+        let ages = Duration::from_nanos(u64::MAX);
+        [
+            Quota::per_second(10).with_burst(1),
+            Quota::per_second(10).with_burst(5),
+            Quota::new(1, second).unwrap().with_burst(u64::MAX),
+            Quota::new(1, ages).unwrap(),
+            Quota::new(3, ages).unwrap().with_burst(2),
+        ]
+        .iter()
+        .map(TokenBucketRule::from_quota)
+        .collect()
+    }
+
+    /// Times and `TAT`s around every boundary the two paths split on.
+    fn points(rule: &TokenBucketRule) -> Vec<u64> {
+        let mut points = vec![0, 1, 1_000, MAX_TAT - 1, MAX_TAT, u64::MAX - 1];
+        for edge in [rule.clamp_from, rule.tolerance, rule.room_for_one] {
+            points.extend([edge.saturating_sub(1), edge, edge.saturating_add(1)]);
+        }
+        points
+    }
+
+    /// Whether `cost` passes on `tat` at `now`, and the new `TAT`, in
+    /// 128-bit arithmetic with no shortcut.
+    fn reference(rule: &TokenBucketRule, tat: u64, now: u64, cost: u64) -> (bool, Option<u64>) {
+        let spend = u128::from(cost.max(1)) * u128::from(rule.interval_nanos());
+        let debt = u128::from(tat.saturating_sub(now));
+        let passes = debt + spend <= u128::from(rule.tolerance);
+        let next = u128::from(tat.max(now)) + spend;
+        let next = (passes && cost > 0).then(|| next.min(u128::from(MAX_TAT)) as u64);
+        (passes, next)
+    }
+
+    /// The one-comparison path must decide as the general path and as the
+    /// reference does, for every rule, time, `TAT` and cost at the edges.
+    #[test]
+    fn the_admitted_path_agrees_with_the_general_one() {
+        for rule in rules() {
+            let points = points(&rule);
+            let costs = [0, 1, 2, rule.capacity, rule.capacity + 1, u64::MAX];
+            for &now in &points {
+                let latest_for_one = now.saturating_add(rule.room_for_one);
+                let around = [latest_for_one, latest_for_one.saturating_add(1)];
+                for &tat in points.iter().chain(&around) {
+                    for cost in costs {
+                        let latest = rule.latest_passing(now, cost);
+                        let fast = rule.step(tat, now, cost, latest);
+                        let general = rule.step(tat, now, cost, None);
+                        let context = format!("{rule:?} tat {tat} now {now} cost {cost}");
+                        assert_eq!(fast.decision, general.decision, "{context}");
+                        assert_eq!(fast.next, general.next, "{context}");
+                        let (passes, next) = reference(&rule, tat, now, cost);
+                        assert_eq!(general.decision.allowed(), passes, "{context}");
+                        assert_eq!(general.next, next, "{context}");
+                        for admit in [
+                            rule.admit_step(tat, now, cost, latest),
+                            rule.admit_step(tat, now, cost, None),
+                        ] {
+                            assert_eq!((admit.decision, admit.next), (passes, next), "{context}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -30,10 +30,13 @@ mod chart;
 mod memory;
 #[path = "compare/single.rs"]
 mod single;
+#[path = "compare/steal.rs"]
+mod steal;
 #[path = "compare/sweep.rs"]
 mod sweep;
 
 use single::{Sample, Timed, keyed, measure};
+use steal::Steal;
 use support::contenders::{Spec, governor_direct, governor_keyed};
 use support::floor;
 use support::keys::{string_keys, u64_keys};
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         }
     );
     println!("machine: {machine}\n");
+    let whole_run = Steal::start();
 
     // Every key set is made first, on a fresh heap, so that each section
     // meets the same layout of key buffers (see `sweep::sweep`).
@@ -237,18 +241,16 @@ fn main() -> ExitCode {
     drop(contenders);
 
     // The thread sweep.
-    let sweeps = [
-        sweep::sweep("one hot key", &hot_key, plan.sweep_run, plan.sweep_rounds),
-        sweep::sweep(
-            "10,000 keys",
-            &ten_k_strings,
-            plan.sweep_run,
-            plan.sweep_rounds,
-        ),
-    ];
-    for s in &sweeps {
-        print_sweep(s);
+    let sweeps =
+        [("one hot key", &hot_key), ("10,000 keys", &ten_k_strings)].map(|(label, keys)| {
+            let steal = Steal::start();
+            let swept = sweep::sweep(label, keys, plan.sweep_run, plan.sweep_rounds);
+            (swept, steal.line())
+        });
+    for (s, steal) in &sweeps {
+        print_sweep(s, steal);
     }
+    let sweeps = sweeps.map(|(s, _)| s);
     let two = sweep::THREADS
         .iter()
         .position(|&t| t == 2)
@@ -331,7 +333,8 @@ fn main() -> ExitCode {
             if bytes <= 64.0 { "yes" } else { "no" }
         );
     }
-    println!();
+    // Whole-run steal: a run with much of it is one to repeat, not to read.
+    println!("\nwhole run: {}\n", whole_run.line());
 
     if let Some(path) = chart {
         match chart::draw(&path, &sweeps, &machine) {
@@ -411,6 +414,7 @@ fn report(
     plan: &Plan,
     failures: &mut Vec<String>,
 ) -> Vec<Sample> {
+    let steal = Steal::start();
     let samples = measure(contenders, plan.rounds, plan.batch);
     println!("## {title}\n");
     println!("| implementation | median ns per decision | relative to first row |");
@@ -429,11 +433,11 @@ fn report(
             ));
         }
     }
-    println!();
+    println!("\n{}\n", steal.line());
     samples
 }
 
-fn print_sweep(s: &sweep::Sweep) {
+fn print_sweep(s: &sweep::Sweep, steal: &str) {
     println!(
         "## Threads sharing one limiter, {} (million decisions per second)\n",
         s.label
@@ -455,7 +459,7 @@ fn print_sweep(s: &sweep::Sweep) {
             s.per_second[0][t] / s.per_second[1][t]
         );
     }
-    println!();
+    println!("\n{steal}\n");
 }
 
 /// A table cell; type names go in code spans so `<...>` is not read as HTML.

@@ -119,17 +119,16 @@ impl TokenBucketRule {
         }
     }
 
-    /// The latest `TAT` at which `cost` units still pass at `now`, when
-    /// that one comparison decides: the cost fits a full bucket and `now`
-    /// is below [`clamp_from`](Self::clamp_from), so `now + τ` cannot pass
-    /// `MAX_TAT`. It depends only on `now` and `cost`, so the caller
-    /// computes it once, before the CAS loop; `None` sends every step the
-    /// general way.
+    /// The latest old `TAT` that lets one unit through at `now`, when that
+    /// one comparison decides: `None` for any other cost (a run-time cost
+    /// would otherwise put a multiply back between the loaded word and the
+    /// CAS) and for `now` at or past [`clamp_from`](Self::clamp_from).
+    /// It depends only on `now` and `cost`, so the caller works it out once,
+    /// before the CAS loop.
     #[inline(always)]
-    fn latest_passing(&self, now: u64, cost: u64) -> Option<u64> {
-        let room = self.room(cost)?;
-        // No overflow: `now < MAX_TAT - τ` and `room <= τ`.
-        (now < self.clamp_from).then(|| now + room)
+    fn latest_for_one(&self, now: u64, cost: u64) -> Option<u64> {
+        // No overflow: `now < MAX_TAT - τ` and `τ - T <= τ`.
+        (cost == 1 && now < self.clamp_from).then(|| now + self.room_for_one)
     }
 
     /// The nanoseconds of tokens `cost` units take: a peek is judged as one
@@ -149,16 +148,16 @@ impl TokenBucketRule {
     }
 
     /// The pure decision: old `TAT`, time and cost in; answer and new `TAT`
-    /// out. `latest` is [`latest_passing(now, cost)`](Self::latest_passing).
+    /// out. `latest` is [`latest_for_one(now, cost)`](Self::latest_for_one).
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
     fn step(&self, tat: u64, now: u64, cost: u64, latest: Option<u64>) -> Step {
         let spend = self.spend(cost);
         let (after, next) = match latest {
-            // The admitted path: `tat <= latest` is `debt <= τ - spend`,
-            // and with no clamp ahead the new `TAT` is a plain sum.
-            Some(latest) if tat <= latest && cost > 0 => {
-                let next = tat.max(now) + spend;
+            // One unit admitted: `tat <= latest` is `debt <= τ - T`, and
+            // with no clamp ahead the new `TAT` is a plain sum.
+            Some(latest) if tat <= latest => {
+                let next = tat.max(now) + self.interval.get();
                 (next - now, next)
             }
             _ => {
@@ -193,15 +192,15 @@ impl TokenBucketRule {
     /// [`step`](Self::step) without the figures: whether it passes.
     #[inline(always)]
     fn admit_step(&self, tat: u64, now: u64, cost: u64, latest: Option<u64>) -> Step<bool> {
-        let spend = self.spend(cost);
         if let Some(latest) = latest {
-            // As in `step`: one comparison decides, no clamp ahead.
+            // As in `step`: one unit, one comparison, no clamp ahead.
             let passes = tat <= latest;
             return Step {
                 decision: passes,
-                next: (passes && cost > 0).then(|| tat.max(now) + spend),
+                next: passes.then(|| tat.max(now) + self.interval.get()),
             };
         }
+        let spend = self.spend(cost);
         let debt = tat.saturating_sub(now);
         match self.fit(debt, cost, spend) {
             Ok(after) if cost > 0 => Step {
@@ -253,7 +252,7 @@ impl Algorithm for TokenBucketRule {
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
     fn check(&self, state: &PackedWord, now: u64, cost: u64) -> Option<Decision> {
-        let latest = self.latest_passing(now, cost);
+        let latest = self.latest_for_one(now, cost);
         state.update(
             #[inline(always)]
             |tat| self.step(tat, now, cost, latest),
@@ -263,7 +262,7 @@ impl Algorithm for TokenBucketRule {
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
     fn admit(&self, state: &PackedWord, now: u64, cost: u64) -> Option<bool> {
-        let latest = self.latest_passing(now, cost);
+        let latest = self.latest_for_one(now, cost);
         state.update(
             #[inline(always)]
             |tat| self.admit_step(tat, now, cost, latest),
@@ -334,7 +333,7 @@ mod tests {
                 let around = [latest_for_one, latest_for_one.saturating_add(1)];
                 for &tat in points.iter().chain(&around) {
                     for cost in costs {
-                        let latest = rule.latest_passing(now, cost);
+                        let latest = rule.latest_for_one(now, cost);
                         let fast = rule.step(tat, now, cost, latest);
                         let general = rule.step(tat, now, cost, None);
                         let context = format!("{rule:?} tat {tat} now {now} cost {cost}");

@@ -93,8 +93,7 @@ impl TokenBucketRule {
     /// `τ - spend`: the most debt that still lets `cost` units through, or
     /// `None` when they exceed even a full bucket (with the product
     /// unsaturated, so a cost whose `spend` saturates at `τ = u64::MAX` is
-    /// refused too). One unit (and a peek) reads it precomputed: one load
-    /// instead of two, a subtraction and a branch on the direct path.
+    /// refused too). One unit and a peek read it precomputed.
     #[inline(always)]
     fn room(&self, cost: u64) -> Option<u64> {
         if cost <= 1 {

@@ -25,7 +25,8 @@
 //! The async Redis limiters (features `redis` and `tokio`) check with
 //! `.await`, so they are not [`RateLimiter`](crate::RateLimiter)s: they have
 //! no blocking `acquire`, and wait by re-checking with their own
-//! [`acquire_async`](crate::redis::AsyncRedisLimiter::acquire_async).
+//! `AsyncRedisLimiter::acquire_async` (in `tollgate::redis`, unlinked here
+//! because the module exists only with the feature).
 //!
 //! Reservations are token-bucket semantics: a bucket can owe tokens (its
 //! state is a time, which can move past the tolerance), while a window

@@ -196,13 +196,6 @@ impl<K, V> Table<K, V> {
         })
     }
 
-    /// The entry in `slot`, if its tag says it is written.
-    fn entry(&self, slot: usize) -> Option<&(K, V)> {
-        // Acquire: as in `find_by`.
-        let word = self.groups[slot / GROUP].load(Ordering::Acquire);
-        (tag_group::tag_at(word, slot % GROUP) != EMPTY).then(|| self.published(slot))
-    }
-
     /// Puts `key` in the first empty slot of its probe and returns its
     /// state. For a key not in the table, with fewer than `capacity` taken.
     ///
@@ -220,7 +213,7 @@ impl<K, V> Table<K, V> {
         });
         let (_, state) = self.entries[group * GROUP + in_group].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
-            // (see `find_by` and `entry`), and by this function's contract no
+            // (see `find_by` and `entries`), and by this function's contract no
             // other writer runs. An empty tag also means the entry holds
             // nothing to drop: a tag is set only together with its entry
             // (here and in `with_entries`). The shared borrow returned is
@@ -229,7 +222,7 @@ impl<K, V> Table<K, V> {
             unsafe { &*(*entry).write((key, state)) }
         });
         // Release: publishes the entry written above to readers that load
-        // this word with acquire ordering (`find_by`, `entry`).
+        // this word with acquire ordering (`find_by`, `entries`).
         self.groups[group].store(
             tag_group::with_tag(word, in_group, tag_group::tag_of(hash)),
             Ordering::Release,
@@ -237,9 +230,18 @@ impl<K, V> Table<K, V> {
         state
     }
 
-    /// Every entry, in slot order.
+    /// Every entry, in slot order: each group's word loaded once.
     pub(crate) fn entries(&self) -> impl Iterator<Item = &(K, V)> {
-        (0..self.entries.len()).filter_map(|slot| self.entry(slot))
+        self.groups
+            .iter()
+            .enumerate()
+            .flat_map(move |(group, word)| {
+                // Acquire: as in `find_by`.
+                let word = word.load(Ordering::Acquire);
+                (0..GROUP)
+                    .filter(move |&slot| tag_group::tag_at(word, slot) != EMPTY)
+                    .map(move |slot| self.published(group * GROUP + slot))
+            })
     }
 
     /// Takes every entry, by value, in slot order, leaving no slots.

@@ -151,7 +151,6 @@ impl TokenBucketRule {
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
     fn step(&self, tat: u64, now: u64, cost: u64, latest: Option<u64>) -> Step {
-        let spend = self.spend(cost);
         let (after, next) = match latest {
             // One unit admitted: `tat <= latest` is `debt <= τ - T`, and
             // with no clamp ahead the new `TAT` is a plain sum.
@@ -164,7 +163,7 @@ impl TokenBucketRule {
                 // Only refusals and peeks need it: the admitted path
                 // divides once, below.
                 let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
-                match self.fit(debt, cost, spend) {
+                match self.fit(debt, cost, self.spend(cost)) {
                     Err(retry) => {
                         return Step {
                             decision: Decision::reject(self.capacity, available(), retry, debt),

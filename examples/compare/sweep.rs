@@ -31,7 +31,15 @@ pub struct Sweep {
     pub per_second: Vec<Vec<f64>>,
 }
 
-/// Sweeps every contender on `keys`, `rounds` times `run` each.
+/// Slices each contender's time in a cell is cut into. The contenders take
+/// turns slice by slice, so a change in the machine's speed that lasts a
+/// second or more (seen here: whole seconds in which every contender ran at
+/// half its rate on two threads) falls on all of them alike instead of on
+/// whichever ran in that stretch.
+const SLICES: u32 = 8;
+
+/// Sweeps every contender on `keys`, `rounds` times `run` each (in
+/// [`SLICES`] turns).
 ///
 /// The caller makes the keys before the earlier sections run: made here,
 /// after them, their buffers landed wherever those sections had freed
@@ -51,24 +59,32 @@ pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize)
         std_mutex.allow(key);
         parking_lot.allow(key);
     }
+    let slice = run / SLICES;
     let mut samples = vec![vec![Vec::new(); THREADS.len()]; NAMES.len()];
     for _ in 0..rounds {
         for (t, &threads) in THREADS.iter().enumerate() {
-            let runs = [
-                run_for(threads, run, keys, |k| tollgate.allow(k)),
-                run_for(threads, run, keys, |k| governor.check_key(k).is_ok()),
-                run_for(threads, run, keys, |k| std_mutex.allow(k)),
-                run_for(threads, run, keys, |k| parking_lot.allow(k)),
-            ];
-            for (c, result) in runs.iter().enumerate() {
-                // A bucket of a billion tokens cannot run dry here.
-                assert_eq!(
-                    result.admitted, result.decisions,
-                    "{} denied under a generous quota ({label}, {threads} threads)",
-                    NAMES[c]
-                );
-                assert!(result.decisions > 0, "{} made no decision", NAMES[c]);
-                samples[c][t].push(result.per_second());
+            let mut cells = [(0, Duration::ZERO); NAMES.len()];
+            for _ in 0..SLICES {
+                let runs = [
+                    run_for(threads, slice, keys, |k| tollgate.allow(k)),
+                    run_for(threads, slice, keys, |k| governor.check_key(k).is_ok()),
+                    run_for(threads, slice, keys, |k| std_mutex.allow(k)),
+                    run_for(threads, slice, keys, |k| parking_lot.allow(k)),
+                ];
+                for (c, result) in runs.iter().enumerate() {
+                    // A bucket of a billion tokens cannot run dry here.
+                    assert_eq!(
+                        result.admitted, result.decisions,
+                        "{} denied under a generous quota ({label}, {threads} threads)",
+                        NAMES[c]
+                    );
+                    assert!(result.decisions > 0, "{} made no decision", NAMES[c]);
+                    cells[c].0 += result.decisions;
+                    cells[c].1 += result.elapsed;
+                }
+            }
+            for (c, (decisions, elapsed)) in cells.into_iter().enumerate() {
+                samples[c][t].push(decisions as f64 / elapsed.as_secs_f64());
             }
         }
     }

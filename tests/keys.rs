@@ -4,7 +4,8 @@
 
 use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use tollgate::{
@@ -148,14 +149,17 @@ fn string_keys_of_both_kinds_survive_table_moves() {
             ManualClock::new(),
             options,
         ));
-        let start = Arc::new(Barrier::new(readers + 1));
+        // Peekers that have cached a table: the moves start only once all
+        // have, so every move below has another thread holding a table.
+        let caching = Arc::new(AtomicUsize::new(0));
         let peekers: Vec<_> = (0..readers)
             .map(|_| {
-                let (limiter, start) = (limiter.clone(), start.clone());
+                let (limiter, caching) = (limiter.clone(), caching.clone());
                 thread::spawn(move || {
-                    start.wait();
                     // Peeks keep an old table cached on this thread.
-                    let mut peeks = 0;
+                    let mut peeks = u64::from(limiter.check_n("k0", 0).is_ok());
+                    // Relaxed: a count to wait on; it orders no other memory.
+                    caching.fetch_add(1, Ordering::Relaxed);
                     while limiter.len() < 2_000 {
                         peeks += u64::from(limiter.check_n("k0", 0).is_ok());
                     }
@@ -163,7 +167,10 @@ fn string_keys_of_both_kinds_survive_table_moves() {
                 })
             })
             .collect();
-        start.wait();
+        // Relaxed: see above.
+        while caching.load(Ordering::Relaxed) < readers {
+            thread::yield_now();
+        }
         for i in 0..2_000 {
             assert!(limiter.allow(&key(i)), "key {i} is new");
         }

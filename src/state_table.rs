@@ -151,14 +151,35 @@ impl<K, V> Table<K, V> {
 
     /// The state of the first entry visible to this thread whose key hashes
     /// to `hash` and satisfies `matches`.
+    ///
+    /// Most keys sit in their home group and are the only entry there with
+    /// their tag, so that case is tried first, straight-line; the full probe
+    /// (more candidates, later groups, absent keys) is out of line.
     #[inline]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
+        let home = home_of(hash, self.groups.len());
+        // Acquire: pairs with the release store in `put`, so every entry
+        // whose tag this word shows taken is visible here.
+        let word = self.groups[home].load(Ordering::Acquire);
+        let candidates = tag_group::candidates(word, tag_group::tag_of(hash));
+        if candidates != 0 {
+            let (stored, state) = self.published(home * GROUP + tag_group::first_slot(candidates));
+            if matches(stored) {
+                return Some(state);
+            }
+        }
+        self.probe(hash, matches)
+    }
+
+    /// [`find_by`](Self::find_by)'s full probe, from the home group on.
+    #[cold]
+    #[inline(never)]
+    fn probe(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let tag = tag_group::tag_of(hash);
         let groups = self.groups.len();
         let mut group = home_of(hash, groups);
         for _ in 0..groups {
-            // Acquire: pairs with the release store in `put`, so every entry
-            // whose tag this word shows taken is visible here.
+            // Acquire: as in `find_by`.
             let word = self.groups[group].load(Ordering::Acquire);
             let mut candidates = tag_group::candidates(word, tag);
             while candidates != 0 {

@@ -30,7 +30,7 @@ impl Default for KeyedOptions {
             min_sweep_interval: 1024,
             sweep_grace_nanos: None,
             shards: None,
-            table_fill: TableFill::ROOMY,
+            table_fill: TableFill::DEFAULT,
         }
     }
 }
@@ -94,19 +94,24 @@ impl KeyedOptions {
         self
     }
 
-    /// Keep the key tables a half to seven eighths full instead of a third
-    /// to five eighths (default off): about half the memory per tracked key
-    /// (19 to 34 bytes per `u64` key instead of 27 to 51, 37 to 66 per
-    /// 15-byte `String` key instead of 53 to 99). Lookups read eight slots'
-    /// tags at once, so fuller tables cost one thread no measurable time;
-    /// two threads on 10,000 shared keys made about 4 % fewer decisions
-    /// with them on the machine in `docs/benchmarks.md` (`compare` prints
-    /// both).
+    /// Keep every key table a half to seven eighths full (default off).
+    ///
+    /// By default a shard's table is kept a third to five eighths full
+    /// while it has fewer than 16,384 slots (about 5,400 keys), and a half
+    /// to seven eighths from then on: fuller tables cost a lookup little
+    /// time of its own (lookups read eight slots' tags at once), but two
+    /// threads on 10,000 shared keys over 8 shards made about 4 % fewer
+    /// decisions with them on the machine in `docs/benchmarks.md`, while on
+    /// 100,000 keys they were as fast on one thread and faster on two.
+    /// This setting applies the fuller thresholds to small tables too:
+    /// about half the memory per tracked key there (19 to 34 bytes per
+    /// `u64` key instead of 27 to 51, 37 to 66 per 15-byte `String` key
+    /// instead of 53 to 99).
     pub fn compact_tables(mut self, compact: bool) -> Self {
         self.table_fill = if compact {
             TableFill::COMPACT
         } else {
-            TableFill::ROOMY
+            TableFill::DEFAULT
         };
         self
     }

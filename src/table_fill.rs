@@ -1,53 +1,82 @@
 //! [`TableFill`]: how full a shard's table may get before its keys move to
 //! a larger one, and how much room a move leaves.
 //!
-//! | setting | after a move | moves when more than | bytes per `u64` key | bytes per 15-byte `String` key |
-//! |---|---|---|---|---|
-//! | [`ROOMY`](TableFill::ROOMY) (default) | 1/3 full | 5/8 full | 27 to 51 | 53 to 99 |
-//! | [`COMPACT`](TableFill::COMPACT) | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
+//! | setting | table | after a move | moves when more than | bytes per `u64` key | bytes per 15-byte `String` key |
+//! |---|---|---|---|---|---|
+//! | [`DEFAULT`](TableFill::DEFAULT) | under [`LARGE_TABLE_SLOTS`] slots | 1/3 full | 5/8 full | 27 to 51 | 53 to 99 |
+//! | [`DEFAULT`](TableFill::DEFAULT) | from [`LARGE_TABLE_SLOTS`] slots | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
+//! | [`COMPACT`](TableFill::COMPACT) | any | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
 //!
 //! A lookup reads its key's group of eight tags as one word
 //! ([`tag_group`](crate::tag_group)), so a fuller table costs a lookup
-//! little time of its own: on 10,000 `String` keys one thread ran as fast
-//! either way. Two threads on 10,000 shared keys made about 4 % fewer
-//! decisions with compact tables (`docs/benchmarks.md`, levers; the cause
-//! was not isolated). Compact
-//! tables ([`KeyedOptions::compact_tables`](crate::KeyedOptions::compact_tables))
-//! spend about half the memory instead.
+//! little time of its own. Where a shard's keys fit the caches, two threads
+//! on shared keys made about 4 % fewer decisions with fuller tables (10,000
+//! keys over 8 shards; the cause was not isolated), so small tables stay
+//! roomy. Once a shard's table is large its lookups miss the caches anyway,
+//! and the fuller tables were as fast on one thread and faster on two
+//! (100,000 keys; `docs/benchmarks.md`, levers), for about half the
+//! memory. Compact tables at every size
+//! ([`KeyedOptions::compact_tables`](crate::KeyedOptions::compact_tables))
+//! save the memory of small tables too.
+
+/// Slots from which the default fill keeps a table compact: 16,384 (a
+/// shard holding more than about 5,400 keys), 256 KiB of `u64` entries or
+/// 512 KiB of `String` ones.
+pub(crate) const LARGE_TABLE_SLOTS: usize = 1 << 14;
 
 /// How full a table may get; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TableFill {
-    /// Slots per key, in eighths, in a table a move builds.
+    /// Slots per key, in eighths, in a small table a move builds.
     eighths_per_key: usize,
-    /// Eighths of the slots that may be taken before the table moves.
+    /// Eighths of a small table's slots that may be taken before it moves.
     max_eighths: usize,
+    /// Slots from which a table is large and kept compact.
+    compact_from: usize,
 }
 
+/// The compact thresholds: a half to seven eighths full.
+const COMPACT_EIGHTHS_PER_KEY: usize = 16;
+const COMPACT_MAX_EIGHTHS: usize = 7;
+
 impl TableFill {
-    /// The default: a third to five eighths full.
-    pub(crate) const ROOMY: TableFill = TableFill {
+    /// The default: small tables a third to five eighths full, large ones a
+    /// half to seven eighths.
+    pub(crate) const DEFAULT: TableFill = TableFill {
         eighths_per_key: 24,
         max_eighths: 5,
+        compact_from: LARGE_TABLE_SLOTS,
     };
 
-    /// A half to seven eighths full.
+    /// Every table a half to seven eighths full.
     pub(crate) const COMPACT: TableFill = TableFill {
-        eighths_per_key: 16,
-        max_eighths: 7,
+        eighths_per_key: COMPACT_EIGHTHS_PER_KEY,
+        max_eighths: COMPACT_MAX_EIGHTHS,
+        compact_from: 0,
     };
 
     /// Whether a table of `capacity` slots with `taken` of them taken must
     /// move; it always leaves a slot empty, so probes end.
     #[inline]
     pub(crate) fn too_full(self, taken: usize, capacity: usize) -> bool {
-        taken * 8 > capacity * self.max_eighths
+        let max_eighths = if capacity >= self.compact_from {
+            COMPACT_MAX_EIGHTHS
+        } else {
+            self.max_eighths
+        };
+        taken * 8 > capacity * max_eighths
     }
 
     /// The slots of a table built for `keys` keys: more than `keys`, so a
     /// move leaves no key behind and room for the next.
     pub(crate) fn capacity_for(self, keys: usize) -> usize {
-        (keys.saturating_mul(self.eighths_per_key) / 8).saturating_add(1)
+        let slots = |eighths: usize| (keys.saturating_mul(eighths) / 8).saturating_add(1);
+        let roomy = slots(self.eighths_per_key);
+        if roomy >= self.compact_from {
+            slots(COMPACT_EIGHTHS_PER_KEY)
+        } else {
+            roomy
+        }
     }
 }
 
@@ -59,8 +88,10 @@ mod tests {
     /// without moving again, and a table never fills up.
     #[test]
     fn a_moved_table_takes_the_next_key_and_never_fills() {
-        for fill in [TableFill::ROOMY, TableFill::COMPACT] {
-            for keys in 1..2_000 {
+        // Past the default's switch to compact tables, and back.
+        let keys = (1..2_000).chain(5_300..5_600);
+        for fill in [TableFill::DEFAULT, TableFill::COMPACT] {
+            for keys in keys.clone() {
                 let capacity = fill.capacity_for(keys);
                 assert!(capacity > keys, "{fill:?}: {keys} keys in {capacity}");
                 assert!(!fill.too_full(keys + 1, capacity), "{fill:?}: {keys}");
@@ -71,5 +102,20 @@ mod tests {
                 assert!(most.is_some_and(|most| most < capacity), "{fill:?}: {keys}");
             }
         }
+    }
+
+    /// The default keeps small tables roomy and large ones compact; the
+    /// compact setting keeps every table compact.
+    #[test]
+    fn the_default_turns_compact_at_the_large_table_size() {
+        assert_eq!(TableFill::DEFAULT.capacity_for(1_000), 3_001);
+        assert_eq!(TableFill::COMPACT.capacity_for(1_000), 2_001);
+        assert_eq!(TableFill::DEFAULT.capacity_for(10_000), 20_001);
+        let small = LARGE_TABLE_SLOTS - 1;
+        assert!(TableFill::DEFAULT.too_full(small * 5 / 8 + 1, small));
+        assert!(!TableFill::COMPACT.too_full(small * 5 / 8 + 1, small));
+        let large = LARGE_TABLE_SLOTS;
+        assert!(!TableFill::DEFAULT.too_full(large * 7 / 8, large));
+        assert!(TableFill::DEFAULT.too_full(large * 7 / 8 + 1, large));
     }
 }

@@ -1,5 +1,5 @@
 //! `KeyedOptions::compact_tables`: measured heap per tracked key, with the
-//! default tables and the compact ones.
+//! default tables and the compact ones, small and large.
 //!
 //! One shard, so the table sizes follow from the key count alone and not
 //! from the hash seed. The whole measurement is one test: the counting
@@ -30,11 +30,12 @@ fn bytes_per_key(n: u64, compact: bool) -> f64 {
 
 #[test]
 fn compact_tables_hold_the_same_keys_in_less_memory() {
-    for n in [10_000, 50_000, 100_000] {
+    // A 17-byte slot (tag and entry): at most 3 slots per key in a small
+    // default table, 2 in a compact one, plus the shard's fixed overhead.
+    // One shard's table turns compact by default past 16,384 slots.
+    for n in [2_000, 4_000, 4_500] {
         let roomy = bytes_per_key(n, false);
         let compact = bytes_per_key(n, true);
-        // A 17-byte slot (tag and entry): at most 3 slots per key by
-        // default, 2 when compact, plus the shard's fixed overhead.
         assert!(
             roomy <= 56.0,
             "{n} keys: {roomy:.1} bytes per key by default"
@@ -47,5 +48,14 @@ fn compact_tables_hold_the_same_keys_in_less_memory() {
             compact < roomy,
             "{n} keys: compact {compact:.1} against {roomy:.1} bytes per key"
         );
+    }
+    for n in [10_000, 50_000, 100_000] {
+        for compact in [false, true] {
+            let bytes = bytes_per_key(n, compact);
+            assert!(
+                bytes <= 36.0,
+                "{n} keys: {bytes:.1} bytes per key (compact setting {compact})"
+            );
+        }
     }
 }

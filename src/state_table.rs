@@ -3,7 +3,7 @@
 //!
 //! Open addressing over groups of eight slots. Each slot has a one-byte tag
 //! and an entry; a group's eight tags share one `u64` word (layout in
-//! [`tag_group`](crate::tag_group)), and the word also publishes the entries:
+//! [`tag_group`]), and the word also publishes the entries:
 //!
 //! | tag        | meaning                                                        |
 //! |------------|----------------------------------------------------------------|

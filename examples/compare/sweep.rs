@@ -33,9 +33,9 @@ pub struct Sweep {
 
 /// Slices each contender's time in a cell is cut into. The contenders take
 /// turns slice by slice, so a change in the machine's speed that lasts a
-/// second or more (seen here: whole seconds in which every contender ran at
-/// half its rate on two threads) falls on all of them alike instead of on
-/// whichever ran in that stretch.
+/// second or more (seen here: whole seconds in which tollgate and governor
+/// both made about half their usual decisions on two threads) falls on all
+/// of them alike instead of on whichever ran in that stretch.
 const SLICES: u32 = 8;
 
 /// Sweeps every contender on `keys`, `rounds` times `run` each (in

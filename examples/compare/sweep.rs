@@ -63,7 +63,14 @@ pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize)
     let mut samples = vec![vec![Vec::new(); THREADS.len()]; NAMES.len()];
     for _ in 0..rounds {
         for (t, &threads) in THREADS.iter().enumerate() {
-            let mut cells = [(0, Duration::ZERO); NAMES.len()];
+            // Each contender's slices summed into one run.
+            let empty = Run {
+                threads,
+                decisions: 0,
+                admitted: 0,
+                elapsed: Duration::ZERO,
+            };
+            let mut cells = [empty; NAMES.len()];
             for _ in 0..SLICES {
                 let runs = [
                     run_for(threads, slice, keys, |k| tollgate.allow(k)),
@@ -79,12 +86,13 @@ pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize)
                         NAMES[c]
                     );
                     assert!(result.decisions > 0, "{} made no decision", NAMES[c]);
-                    cells[c].0 += result.decisions;
-                    cells[c].1 += result.elapsed;
+                    cells[c].decisions += result.decisions;
+                    cells[c].admitted += result.admitted;
+                    cells[c].elapsed += result.elapsed;
                 }
             }
-            for (c, (decisions, elapsed)) in cells.into_iter().enumerate() {
-                samples[c][t].push(decisions as f64 / elapsed.as_secs_f64());
+            for (c, cell) in cells.iter().enumerate() {
+                samples[c][t].push(cell.per_second());
             }
         }
     }

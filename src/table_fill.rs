@@ -27,33 +27,29 @@ pub(crate) const LARGE_TABLE_SLOTS: usize = 1 << 14;
 /// How full a table may get; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TableFill {
-    /// Slots per key, in eighths, in a small table a move builds.
-    eighths_per_key: usize,
-    /// Eighths of a small table's slots that may be taken before it moves.
-    max_eighths: usize,
-    /// Slots from which a table is large and kept compact.
+    /// Slots from which a table is large and kept compact; smaller tables
+    /// are kept roomy.
     compact_from: usize,
 }
 
-/// The compact thresholds: a half to seven eighths full.
+/// Slots per key, in eighths, in a table a move builds: roomy and compact.
+const ROOMY_EIGHTHS_PER_KEY: usize = 24;
 const COMPACT_EIGHTHS_PER_KEY: usize = 16;
+
+/// Eighths of a table's slots that may be taken before it moves: roomy and
+/// compact.
+const ROOMY_MAX_EIGHTHS: usize = 5;
 const COMPACT_MAX_EIGHTHS: usize = 7;
 
 impl TableFill {
     /// The default: small tables a third to five eighths full, large ones a
     /// half to seven eighths.
     pub(crate) const DEFAULT: TableFill = TableFill {
-        eighths_per_key: 24,
-        max_eighths: 5,
         compact_from: LARGE_TABLE_SLOTS,
     };
 
     /// Every table a half to seven eighths full.
-    pub(crate) const COMPACT: TableFill = TableFill {
-        eighths_per_key: COMPACT_EIGHTHS_PER_KEY,
-        max_eighths: COMPACT_MAX_EIGHTHS,
-        compact_from: 0,
-    };
+    pub(crate) const COMPACT: TableFill = TableFill { compact_from: 0 };
 
     /// Whether a table of `capacity` slots with `taken` of them taken must
     /// move; it always leaves a slot empty, so probes end.
@@ -62,16 +58,17 @@ impl TableFill {
         let max_eighths = if capacity >= self.compact_from {
             COMPACT_MAX_EIGHTHS
         } else {
-            self.max_eighths
+            ROOMY_MAX_EIGHTHS
         };
         taken * 8 > capacity * max_eighths
     }
 
     /// The slots of a table built for `keys` keys: more than `keys`, so a
-    /// move leaves no key behind and room for the next.
+    /// move leaves no key behind and room for the next. A table that would
+    /// be large even roomy is built compact.
     pub(crate) fn capacity_for(self, keys: usize) -> usize {
         let slots = |eighths: usize| (keys.saturating_mul(eighths) / 8).saturating_add(1);
-        let roomy = slots(self.eighths_per_key);
+        let roomy = slots(ROOMY_EIGHTHS_PER_KEY);
         if roomy >= self.compact_from {
             slots(COMPACT_EIGHTHS_PER_KEY)
         } else {

@@ -9,8 +9,8 @@ use std::thread;
 use std::time::Duration;
 
 use tollgate::redis::{
-    ConfigError, FixedWindowScript, RedisAlgorithm, RedisLimiter, RedisOptions,
-    SlidingWindowCounterScript, SlidingWindowLogScript, TokenBucketScript,
+    ConfigError, FixedWindowScript, MAX_TIMEOUT, MAX_WINDOW, RedisAlgorithm, RedisLimiter,
+    RedisOptions, SlidingWindowCounterScript, SlidingWindowLogScript, TokenBucketScript,
 };
 use tollgate::{Quota, RateLimiter};
 
@@ -259,4 +259,50 @@ fn impossible_costs_are_errors_before_any_round_trip() {
     let limiter: RedisLimiter<FixedWindowScript> = RedisLimiter::new(Quota::per_second(5), client);
     let error = limiter.check_n("k", 6).unwrap_err();
     assert_eq!((error.requested, error.max), (6, 5));
+}
+
+/// Longer windows than the scripts' figures hold are refused, not cut short
+/// (a cut window would let a key spend again early); the longest is taken.
+#[test]
+fn windows_longer_than_the_scripts_take_are_errors() {
+    fn check<A: RedisAlgorithm>() {
+        let client = || redis::Client::open("redis://127.0.0.1:1").unwrap();
+        let too_long = Quota::new(1, MAX_WINDOW + Duration::from_micros(1)).unwrap();
+        let refused = RedisLimiter::<A>::with_options(too_long, client(), RedisOptions::new());
+        assert_eq!(
+            refused.err(),
+            Some(ConfigError::WindowTooLong {
+                window: too_long.window(),
+                max: MAX_WINDOW,
+            })
+        );
+        let longest = Quota::new(1, MAX_WINDOW).unwrap();
+        assert!(RedisLimiter::<A>::with_options(longest, client(), RedisOptions::new()).is_ok());
+        let panicked = std::panic::catch_unwind(|| RedisLimiter::<A>::new(too_long, client()));
+        assert!(panicked.is_err(), "`new` documents a panic for this quota");
+    }
+    check::<TokenBucketScript>();
+    check::<FixedWindowScript>();
+    check::<SlidingWindowLogScript>();
+    check::<SlidingWindowCounterScript>();
+}
+
+/// A timeout of `Duration::MAX` means "as long as it takes": it is lowered to
+/// `MAX_TIMEOUT`, and decisions are made (its deadline once overflowed the
+/// clock and panicked).
+#[test]
+fn an_unbounded_timeout_still_decides() {
+    let Some(redis) = redis_support::redis("an_unbounded_timeout_still_decides") else {
+        return;
+    };
+    let prefix = redis_support::unique_prefix("an_unbounded_timeout_still_decides");
+    let options = RedisOptions::new().prefix(prefix).timeout(Duration::MAX);
+    let limiter: RedisLimiter<TokenBucketScript> =
+        RedisLimiter::with_options(Quota::per_hour(2), redis.client(), options).unwrap();
+    let remaining: Vec<u64> = (0..2)
+        .map(|_| limiter.try_check_n("k", 1).unwrap().remaining())
+        .collect();
+    assert_eq!(remaining, [1, 0]);
+    assert!(!limiter.try_check_n("k", 1).unwrap().allowed());
+    assert!(format!("{limiter:?}").contains(&format!("{MAX_TIMEOUT:?}")));
 }

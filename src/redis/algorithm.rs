@@ -1,6 +1,8 @@
 //! [`RedisAlgorithm`]: what a server-side script needs to know about one
 //! rate-limiting algorithm.
 
+use std::time::Duration;
+
 use redis::Script;
 
 use crate::algorithm::Algorithm;
@@ -20,6 +22,12 @@ pub(crate) use script_source;
 /// The largest figure a script handles, so sums of a few of them stay below
 /// 2^53, where Lua's doubles stop being exact integers.
 pub(crate) const MAX_SCRIPT_FIGURE: u64 = 1 << 50;
+
+/// The longest quota window a Redis limiter takes: 2^50 microseconds (about
+/// 35.7 years), the scripts' largest figure. A longer window would be cut to
+/// it, which would let a key spend again early; such a quota is a
+/// [`ConfigError::WindowTooLong`](super::ConfigError::WindowTooLong).
+pub const MAX_WINDOW: Duration = Duration::from_micros(MAX_SCRIPT_FIGURE);
 
 /// One algorithm run by a Redis script; implemented by the marker types
 /// [`TokenBucketScript`](super::TokenBucketScript),

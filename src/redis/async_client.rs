@@ -49,13 +49,18 @@ where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     /// A limiter for `quota` on `connection` with default [`RedisOptions`].
+    ///
+    /// # Panics
+    /// When the quota's window is longer than
+    /// [`MAX_WINDOW`](super::MAX_WINDOW); [`with_options`](Self::with_options)
+    /// returns [`ConfigError::WindowTooLong`] instead.
     pub fn new(quota: Quota, connection: C) -> Self {
         let core = LimiterCore::with_defaults(quota);
         AsyncRedisLimiter { core, connection }
     }
 
     /// A limiter for `quota` on `connection` with `options`; errors when the
-    /// prefix holds a brace.
+    /// prefix holds a brace or the window is too long for the scripts.
     pub fn with_options(
         quota: Quota,
         connection: C,

@@ -49,6 +49,11 @@ pub struct RedisLimiter<A: RedisAlgorithm, C: Connect = redis::Client> {
 
 impl<A: RedisAlgorithm, C: Connect> RedisLimiter<A, C> {
     /// A limiter for `quota` on `connector` with default [`RedisOptions`].
+    ///
+    /// # Panics
+    /// When the quota's window is longer than
+    /// [`MAX_WINDOW`](super::MAX_WINDOW); [`with_options`](Self::with_options)
+    /// returns [`ConfigError::WindowTooLong`] instead.
     pub fn new(quota: Quota, connector: C) -> Self {
         let core = LimiterCore::with_defaults(quota);
         RedisLimiter {
@@ -59,7 +64,7 @@ impl<A: RedisAlgorithm, C: Connect> RedisLimiter<A, C> {
     }
 
     /// A limiter for `quota` on `connector` with `options`; errors when the
-    /// prefix holds a brace.
+    /// prefix holds a brace or the window is too long for the scripts.
     pub fn with_options(
         quota: Quota,
         connector: C,

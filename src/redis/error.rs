@@ -98,6 +98,14 @@ pub enum ConfigError {
         /// The prefix asked for.
         prefix: String,
     },
+    /// The quota's window is longer than the scripts handle
+    /// ([`MAX_WINDOW`](super::MAX_WINDOW)).
+    WindowTooLong {
+        /// The quota's window.
+        window: Duration,
+        /// The longest window a Redis limiter takes.
+        max: Duration,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -106,6 +114,10 @@ impl fmt::Display for ConfigError {
             ConfigError::BraceInPrefix { prefix } => write!(
                 f,
                 "the key prefix {prefix:?} may not contain '{{' or '}}': the limiter key is the hash tag"
+            ),
+            ConfigError::WindowTooLong { window, max } => write!(
+                f,
+                "a window of {window:?} is longer than a Redis limiter takes ({max:?})"
             ),
         }
     }

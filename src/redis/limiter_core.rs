@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::ScriptInvocation;
 
-use super::algorithm::{RedisAlgorithm, ScriptSpec};
+use super::algorithm::{MAX_WINDOW, RedisAlgorithm, ScriptSpec};
 use super::error::{BackendError, ConfigError};
 use super::failure_policy::FailurePolicy;
 use super::keys::KeyNames;
@@ -22,6 +22,17 @@ use crate::quota::Quota;
 /// How long a key is kept at least when the time is injected (milliseconds).
 const INJECTED_MIN_TTL_MS: u64 = 3_600_000;
 
+/// Refuses windows the scripts would cut short.
+fn check_window(quota: &Quota) -> Result<(), ConfigError> {
+    if quota.window() > MAX_WINDOW {
+        return Err(ConfigError::WindowTooLong {
+            window: quota.window(),
+            max: MAX_WINDOW,
+        });
+    }
+    Ok(())
+}
+
 /// The parts of a Redis limiter that do not depend on the connection.
 pub(crate) struct LimiterCore<A: RedisAlgorithm> {
     spec: ScriptSpec,
@@ -36,6 +47,7 @@ pub(crate) struct LimiterCore<A: RedisAlgorithm> {
 
 impl<A: RedisAlgorithm> LimiterCore<A> {
     pub(crate) fn new(quota: Quota, options: RedisOptions) -> Result<Self, ConfigError> {
+        check_window(&quota)?;
         let names = KeyNames::new(options.prefix.as_deref().unwrap_or(A::DEFAULT_PREFIX))?;
         let fallback =
             (options.policy == FailurePolicy::Fallback).then(|| KeyedLimiter::new(quota));
@@ -51,7 +63,13 @@ impl<A: RedisAlgorithm> LimiterCore<A> {
     }
 
     /// A core with the default options (the algorithm's prefix, fail closed).
+    ///
+    /// # Panics
+    /// When the quota's window is longer than [`MAX_WINDOW`].
     pub(crate) fn with_defaults(quota: Quota) -> Self {
+        if let Err(error) = check_window(&quota) {
+            panic!("invalid quota for Redis: {error}");
+        }
         let options = RedisOptions::default();
         LimiterCore {
             spec: A::spec(&quota),

@@ -45,6 +45,7 @@ mod sliding_window_counter;
 mod sliding_window_log;
 mod token_bucket;
 
+pub use algorithm::MAX_WINDOW;
 pub use algorithm::RedisAlgorithm;
 pub use async_client::AsyncRedisLimiter;
 pub use blocking::RedisLimiter;
@@ -52,7 +53,7 @@ pub use connect::Connect;
 pub use error::{BackendError, ConfigError, RedisLimitError};
 pub use failure_policy::FailurePolicy;
 pub use fixed_window::FixedWindowScript;
-pub use options::{DEFAULT_TIMEOUT, MIN_TIMEOUT, RedisOptions};
+pub use options::{DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT, RedisOptions};
 pub use outcome::Outcome;
 pub use sliding_window_counter::SlidingWindowCounterScript;
 pub use sliding_window_log::SlidingWindowLogScript;

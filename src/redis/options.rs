@@ -13,6 +13,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(100);
 /// The shortest per-call timeout; shorter ones are raised to it.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 
+/// The longest per-call timeout, a day; longer ones are lowered to it, so a
+/// call's deadline always fits the clock (`Duration::MAX` is a request to
+/// wait as long as it takes, and a day is that for one round trip).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Settings of a Redis limiter.
 ///
 /// ```
@@ -66,10 +71,10 @@ impl RedisOptions {
     }
 
     /// How long one call may wait for Redis in all (connecting, sending and
-    /// the reply); at least [`MIN_TIMEOUT`]. A call past it is a
-    /// [`BackendError::Timeout`](super::BackendError::Timeout).
+    /// the reply); at least [`MIN_TIMEOUT`], at most [`MAX_TIMEOUT`]. A call
+    /// past it is a [`BackendError::Timeout`](super::BackendError::Timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout.max(MIN_TIMEOUT);
+        self.timeout = timeout.clamp(MIN_TIMEOUT, MAX_TIMEOUT);
         self
     }
 

@@ -22,8 +22,9 @@ fn bytes_per_key(n: u64, compact: bool) -> f64 {
     }
     assert_eq!(limiter.len() as u64, n, "every key stays tracked");
     let change = region.change();
-    let live = change.bytes_allocated as f64 - change.bytes_deallocated as f64
-        + change.bytes_reallocated as f64;
+    // A `realloc` already moves `bytes_allocated` (growth) or
+    // `bytes_deallocated` (shrinking); `bytes_reallocated` repeats it.
+    let live = change.bytes_allocated as f64 - change.bytes_deallocated as f64;
     drop(limiter);
     live / n as f64
 }

@@ -20,8 +20,11 @@
 //! to a retired state, so a thread still holding an old table can never
 //! update a state that has been replaced: it only ever sends the caller to
 //! the lock. An old table is freed when the last thread caching it comes
-//! back to that shard (or exits, or the map is dropped), so memory holds at
-//! most one superseded table per thread and shard.
+//! back to that shard, or the map is dropped, so memory holds at most one
+//! superseded table per thread and shard. A thread that exits keeps its
+//! caches until a later thread takes over its slot (`thread_local` hands an
+//! exited thread's slot to the next new thread) and looks the shard up, so
+//! "per thread" counts the most threads that were ever alive at once.
 //!
 //! Under `--cfg tollgate_loom` there is no per-thread cache (`loom` runs its
 //! threads on one OS thread): a lookup takes the shard lock just long enough
@@ -325,26 +328,39 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             .capacity_for(keys.max(shard.live))
             .max(MIN_CAPACITY);
         self.forget(index);
+        // The caller's code (the key's `Hash` and `Clone`) runs first, before
+        // any state is taken or retired: should it panic, the shard is left
+        // as it was. Under the lock no state is retired meanwhile, so both
+        // passes see the same live entries.
         let mut live = 0;
         let table = match Arc::get_mut(&mut shard.table) {
             Some(owned) => {
+                let hashes: Vec<u64> = live_entries(owned)
+                    .map(|(key, _)| self.hash(key.borrow()))
+                    .collect();
                 let moved = owned
                     .take_entries()
                     .filter(|(_, state)| !state.is_retired());
                 Table::with_entries(
                     capacity,
-                    moved.map(|(key, state)| {
+                    moved.zip(hashes).map(|((key, state), hash)| {
                         live += 1;
-                        (self.hash(key.borrow()), key, state)
+                        (hash, key, state)
                     }),
                 )
             }
             None => {
-                let moved = shard.table.entries().filter_map(|(key, state)| {
-                    let state = state.retire_and_take()?;
-                    live += 1;
-                    Some((self.hash(key.borrow()), key.clone(), state))
-                });
+                let keys: Vec<(u64, K::Stored)> = live_entries(&shard.table)
+                    .map(|(key, _)| (self.hash(key.borrow()), key.clone()))
+                    .collect();
+                let moved =
+                    live_entries(&shard.table)
+                        .zip(keys)
+                        .filter_map(|((_, state), (hash, key))| {
+                            let state = state.retire_and_take()?;
+                            live += 1;
+                            Some((hash, key, state))
+                        });
                 Table::with_entries(capacity, moved)
             }
         };
@@ -362,6 +378,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     pub(crate) fn shard_count(&self) -> usize {
         self.shards.len()
     }
+}
+
+/// The entries of `table` whose state is live.
+fn live_entries<K, V: Retire>(table: &Table<K, V>) -> impl Iterator<Item = &(K, V)> {
+    table.entries().filter(|(_, state)| !state.is_retired())
 }
 
 impl Found {

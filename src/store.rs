@@ -54,6 +54,7 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
     /// A store; `default_grace` applies unless `options` sets a grace.
     pub(crate) fn new(options: KeyedOptions, default_grace: u64) -> Self {
         let books = Bookkeeping::default();
+        // Relaxed: the store is not shared yet; sharing it publishes this.
         books
             .sweep_due
             .store(options.min_sweep_interval, Ordering::Relaxed);

@@ -4,13 +4,15 @@
 //! threads spend, and check with time frozen that every unit is counted
 //! exactly once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::hash::{Hash, Hasher};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
 use tollgate::{
     Algorithm, FixedWindowRule, KeyedLimiter, KeyedOptions, ManualClock, Quota, RateLimiter,
-    SlidingWindowCounterRule, SlidingWindowLogRule, TokenBucketRule,
+    SlidingWindowCounterRule, SlidingWindowLogRule, StoredAsIs, TokenBucketRule,
 };
 
 const SPENDERS: usize = 3;
@@ -131,4 +133,54 @@ fn a_thread_back_from_waiting_sees_the_moved_state() {
     assert_eq!(spent as u64, LIMIT - 1);
     // Of the unit left and the one refilled, one is spent above: one passes.
     assert_eq!(answers, [true, false, false]);
+}
+
+/// A key whose `Hash` panics while [`PANIC_ON`] holds its number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Touchy(u64);
+
+static PANIC_ON: AtomicU64 = AtomicU64::new(u64::MAX);
+
+impl Hash for Touchy {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Relaxed: one thread sets and reads it.
+        if self.0 == PANIC_ON.load(Ordering::Relaxed) {
+            panic!("hashing key {}", self.0);
+        }
+        self.0.hash(state);
+    }
+}
+
+impl StoredAsIs for Touchy {}
+
+/// A move hashes every live key; when the key's own `Hash` panics there,
+/// the shard keeps its table and every state in it.
+#[test]
+fn a_hash_that_panics_in_a_move_leaves_the_shard_as_it_was() {
+    let options = KeyedOptions::new().shards(1).auto_sweep(false);
+    let limiter: KeyedLimiter<TokenBucketRule, Touchy, ManualClock> =
+        KeyedLimiter::with_options(Quota::per_hour(1), ManualClock::new(), options);
+    for key in 0..10 {
+        assert!(limiter.allow(&Touchy(key)));
+    }
+    PANIC_ON.store(0, Ordering::Relaxed);
+    // New keys until one's insertion moves the table, which hashes key 0.
+    let mut next = 100;
+    loop {
+        let inserted = panic::catch_unwind(AssertUnwindSafe(|| limiter.allow(&Touchy(next))));
+        if inserted.is_err() {
+            break;
+        }
+        next += 1;
+        assert!(next < 10_000, "no move in 9,900 insertions");
+    }
+    PANIC_ON.store(u64::MAX, Ordering::Relaxed);
+    // Every key tracked before the panic still has its one unit spent.
+    for key in (0..10).chain(100..next) {
+        assert!(!limiter.allow(&Touchy(key)), "key {key} lost its state");
+    }
+    assert_eq!(limiter.len() as u64, 10 + next - 100);
+    // The key whose insertion panicked, and others, still go in.
+    assert!(limiter.allow(&Touchy(next)));
+    assert!(limiter.allow(&Touchy(20_000)));
 }

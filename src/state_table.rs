@@ -48,12 +48,26 @@ fn home_of(hash: u64, groups: usize) -> usize {
 /// A slot's entry: initialised exactly when its tag is taken (module docs).
 type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 
+/// A group's eight entries, starting on a cache line, so no entry straddles
+/// two lines: a lookup touches one line, and two threads updating nearby
+/// states share fewer. Free for this crate's states, which hold a `u64`: an
+/// entry's size is then a multiple of 8 bytes and a group's of 64. (Entries
+/// under 8 bytes, possible only with a custom state, pad their group.)
+#[repr(align(64))]
+struct EntryGroup<K, V>([Entry<K, V>; GROUP]);
+
+impl<K, V> EntryGroup<K, V> {
+    fn new(entries: [MaybeUninit<(K, V)>; GROUP]) -> Self {
+        EntryGroup(entries.map(UnsafeCell::new))
+    }
+}
+
 /// A fixed-capacity table of `(key, state)` entries.
 pub struct Table<K, V> {
     /// Each group's eight tags (layout in the module docs).
     groups: Box<[AtomicU64]>,
-    /// The entry of each slot, written once under the shard's lock.
-    entries: Box<[Entry<K, V>]>,
+    /// Each group's entries, written once under the shard's lock.
+    entries: Box<[EntryGroup<K, V>]>,
     /// The slots asked for: the fill rules count against this, and the
     /// groups round it up, so a table filled to it still has an empty slot.
     capacity: usize,
@@ -100,8 +114,8 @@ impl<K, V> Table<K, V> {
         let groups = groups_for(capacity);
         Table {
             groups: (0..groups).map(|_| AtomicU64::new(0)).collect(),
-            entries: (0..groups * GROUP)
-                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+            entries: (0..groups)
+                .map(|_| EntryGroup::new(std::array::from_fn(|_| MaybeUninit::uninit())))
                 .collect(),
             capacity,
         }
@@ -118,18 +132,19 @@ impl<K, V> Table<K, V> {
         let capacity = capacity.max(1);
         let groups = groups_for(capacity);
         let mut words = vec![0u64; groups];
-        let mut slots: Vec<MaybeUninit<(K, V)>> =
-            (0..groups * GROUP).map(|_| MaybeUninit::uninit()).collect();
+        let mut slots: Vec<[MaybeUninit<(K, V)>; GROUP]> = (0..groups)
+            .map(|_| std::array::from_fn(|_| MaybeUninit::uninit()))
+            .collect();
         let mut entries = entries.into_iter();
         for (hash, key, state) in entries.by_ref().take(capacity) {
             let (group, slot, word) = free_slot(hash, groups, |group| words[group]);
             words[group] = tag_group::with_tag(word, slot, tag_group::tag_of(hash));
-            slots[group * GROUP + slot] = MaybeUninit::new((key, state));
+            slots[group][slot] = MaybeUninit::new((key, state));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");
         Table {
             groups: words.into_iter().map(AtomicU64::new).collect(),
-            entries: slots.into_iter().map(UnsafeCell::new).collect(),
+            entries: slots.into_iter().map(EntryGroup::new).collect(),
             capacity,
         }
     }
@@ -163,7 +178,7 @@ impl<K, V> Table<K, V> {
         let word = self.groups[home].load(Ordering::Acquire);
         let candidates = tag_group::candidates(word, tag_group::tag_of(hash));
         if candidates != 0 {
-            let (stored, state) = self.published(home * GROUP + tag_group::first_slot(candidates));
+            let (stored, state) = self.published(home, tag_group::first_slot(candidates));
             if matches(stored) {
                 return Some(state);
             }
@@ -183,8 +198,7 @@ impl<K, V> Table<K, V> {
             let word = self.groups[group].load(Ordering::Acquire);
             let mut candidates = tag_group::candidates(word, tag);
             while candidates != 0 {
-                let slot = group * GROUP + tag_group::first_slot(candidates);
-                let (stored, state) = self.published(slot);
+                let (stored, state) = self.published(group, tag_group::first_slot(candidates));
                 if matches(stored) {
                     return Some(state);
                 }
@@ -198,11 +212,12 @@ impl<K, V> Table<K, V> {
         None
     }
 
-    /// The entry in `slot`, whose tag a word loaded with acquire ordering
-    /// showed taken ([`tag_group::candidates`] flags only taken slots).
+    /// The entry in `slot` of `group`, whose tag a word loaded with acquire
+    /// ordering showed taken ([`tag_group::candidates`] flags only taken
+    /// slots).
     #[inline]
-    fn published(&self, slot: usize) -> &(K, V) {
-        self.entries[slot].with(|entry| {
+    fn published(&self, group: usize, slot: usize) -> &(K, V) {
+        self.entries[group].0[slot].with(|entry| {
             // SAFETY: the caller saw the slot's tag taken in a word loaded
             // with acquire ordering, which orders this read after the
             // entry's write: by `put`, which stores the word with release
@@ -232,7 +247,7 @@ impl<K, V> Table<K, V> {
             // every tag exactly.
             self.groups[group].load(Ordering::Relaxed)
         });
-        let (_, state) = self.entries[group * GROUP + in_group].with_mut(|entry| {
+        let (_, state) = self.entries[group].0[in_group].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
             // (see `find_by` and `entries`), and by this function's contract no
             // other writer runs. An empty tag also means the entry holds
@@ -261,16 +276,17 @@ impl<K, V> Table<K, V> {
                 let word = word.load(Ordering::Acquire);
                 (0..GROUP)
                     .filter(move |&slot| tag_group::tag_at(word, slot) != EMPTY)
-                    .map(move |slot| self.published(group * GROUP + slot))
+                    .map(move |slot| self.published(group, slot))
             })
     }
 
     /// Takes every entry, by value, in slot order, leaving no slots.
     pub(crate) fn take_entries(&mut self) -> TakenEntries<K, V> {
+        let words = std::mem::take(&mut self.groups).into_vec();
+        let entries = std::mem::take(&mut self.entries).into_vec();
         TakenEntries {
-            groups: std::mem::take(&mut self.groups).into_vec().into_iter(),
-            word: 0,
-            entries: std::mem::take(&mut self.entries).into_vec().into_iter(),
+            groups: words.into_iter().zip(entries),
+            current: None,
         }
     }
 }
@@ -285,12 +301,11 @@ impl<K, V> Drop for Table<K, V> {
 /// A table's entries, moved out of it in slot order; those not taken by
 /// the time it is dropped are dropped with it.
 pub(crate) struct TakenEntries<K, V> {
-    groups: std::vec::IntoIter<AtomicU64>,
+    /// The groups not yet reached: their tags and entries.
+    groups: std::iter::Zip<std::vec::IntoIter<AtomicU64>, std::vec::IntoIter<EntryGroup<K, V>>>,
     /// The current group's tags, shifted so the next slot's is the low
-    /// byte; the next group's is read when the entries left are a whole
-    /// number of groups.
-    word: u64,
-    entries: std::vec::IntoIter<Entry<K, V>>,
+    /// byte, and its entries not yet yielded.
+    current: Option<(u64, std::array::IntoIter<Entry<K, V>, GROUP>)>,
 }
 
 impl<K, V> Iterator for TakenEntries<K, V> {
@@ -298,19 +313,23 @@ impl<K, V> Iterator for TakenEntries<K, V> {
 
     fn next(&mut self) -> Option<(K, V)> {
         loop {
-            if self.entries.len() % GROUP == 0 {
-                self.word = self.groups.next()?.into_inner();
+            if let Some((word, entries)) = &mut self.current {
+                if let Some(entry) = entries.next() {
+                    let tag = tag_group::tag_at(*word, 0);
+                    *word >>= 8;
+                    if tag != EMPTY {
+                        // SAFETY: a taken tag means the entry was written
+                        // (module docs), and each entry is yielded once: both
+                        // iterators own what they yield, so the table no
+                        // longer holds it.
+                        #[allow(unsafe_code)]
+                        return Some(unsafe { entry.into_inner().assume_init() });
+                    }
+                    continue;
+                }
             }
-            let tag = tag_group::tag_at(self.word, 0);
-            self.word >>= 8;
-            let entry = self.entries.next()?.into_inner();
-            if tag != EMPTY {
-                // SAFETY: a taken tag means the entry was written (module
-                // docs), and each entry is yielded once: both iterators own
-                // what they yield, so the table no longer holds it.
-                #[allow(unsafe_code)]
-                return Some(unsafe { entry.assume_init() });
-            }
+            let (word, group) = self.groups.next()?;
+            self.current = Some((word.into_inner(), group.0.into_iter()));
         }
     }
 }
@@ -417,6 +436,23 @@ mod tests {
         // The tag says which entries are written, so none carries an `Option`.
         assert_eq!(std::mem::size_of::<Entry<u64, crate::PackedWord>>(), 16);
         assert_eq!(std::mem::size_of::<Entry<String, crate::PackedWord>>(), 32);
+    }
+
+    #[test]
+    fn groups_start_on_cache_lines_without_padding() {
+        type Stored = <String as crate::key::Key>::Stored;
+        assert_eq!(
+            std::mem::size_of::<EntryGroup<u64, crate::PackedWord>>(),
+            8 * 16
+        );
+        assert_eq!(
+            std::mem::size_of::<EntryGroup<Stored, crate::PackedWord>>(),
+            8 * 32
+        );
+        let table: Table<u64, u64> = Table::with_capacity(100);
+        for group in table.entries.iter() {
+            assert_eq!(std::ptr::from_ref(group).addr() % 64, 0);
+        }
     }
 
     #[test]

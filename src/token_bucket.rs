@@ -140,10 +140,25 @@ impl TokenBucketRule {
 
     /// The `TAT` after an admission at `now` that leaves `after` of debt,
     /// clamped below the retired marker (the general path; the admitted
-    /// path of [`step`](Self::step) needs no clamp).
+    /// path of [`step`](Self::step) needs no clamp). A clamped `TAT` holds
+    /// less debt than was made, so [`judge`](Self::judge) reads `MAX_TAT`
+    /// as "nothing more until the clock ends".
     #[inline(always)]
     fn next_tat(&self, now: u64, after: u64) -> u64 {
         now.saturating_add(after).min(MAX_TAT)
+    }
+
+    /// The general path's verdict on `cost` at `now` against `tat`, as
+    /// [`fit`](Self::fit) gives it, except that a `TAT` at [`MAX_TAT`] refuses
+    /// everything (its debt may have been clamped, and near the end of the
+    /// clock's range a bucket that forgot it would admit without limit).
+    #[inline(always)]
+    fn judge(&self, tat: u64, now: u64, cost: u64) -> Result<u64, u64> {
+        if tat >= MAX_TAT {
+            // Until the clock's last reading, at least 1 ns.
+            return Err((u64::MAX - now).max(1));
+        }
+        self.fit(tat.saturating_sub(now), cost, self.spend(cost))
     }
 
     /// The pure decision: old `TAT`, time and cost in; answer and new `TAT`
@@ -163,7 +178,7 @@ impl TokenBucketRule {
                 // Only refusals and peeks need it: the admitted path
                 // divides once, below.
                 let available = || self.interval.divide(self.tolerance.saturating_sub(debt));
-                match self.fit(debt, cost, self.spend(cost)) {
+                match self.judge(tat, now, cost) {
                     Err(retry) => {
                         return Step {
                             decision: Decision::reject(self.capacity, available(), retry, debt),
@@ -198,9 +213,7 @@ impl TokenBucketRule {
                 next: passes.then(|| tat.max(now) + self.interval.get()),
             };
         }
-        let spend = self.spend(cost);
-        let debt = tat.saturating_sub(now);
-        match self.fit(debt, cost, spend) {
+        match self.judge(tat, now, cost) {
             Ok(after) if cost > 0 => Step {
                 decision: true,
                 next: Some(self.next_tat(now, after)),
@@ -309,11 +322,12 @@ mod tests {
     }
 
     /// Whether `cost` passes on `tat` at `now`, and the new `TAT`, in
-    /// 128-bit arithmetic with no shortcut.
+    /// 128-bit arithmetic with no shortcut; a `TAT` saturated at `MAX_TAT`
+    /// lets nothing through.
     fn reference(rule: &TokenBucketRule, tat: u64, now: u64, cost: u64) -> (bool, Option<u64>) {
         let spend = u128::from(cost.max(1)) * u128::from(rule.interval_nanos());
         let debt = u128::from(tat.saturating_sub(now));
-        let passes = debt + spend <= u128::from(rule.tolerance);
+        let passes = tat < MAX_TAT && debt + spend <= u128::from(rule.tolerance);
         let next = u128::from(tat.max(now)) + spend;
         let next = (passes && cost > 0).then(|| next.min(u128::from(MAX_TAT)) as u64);
         (passes, next)

@@ -218,6 +218,30 @@ fn a_clock_near_u64_max_never_panics() {
     survives_the_end_of_time(Quota::per_hour(1).with_burst(u64::MAX));
 }
 
+/// Near the end of the clock's range a token bucket stays a limit: it
+/// refuses what it cannot record instead of dropping the debt (it once
+/// admitted every request from about 2^64 ns minus its capacity's worth).
+#[test]
+fn a_token_bucket_at_the_end_of_the_clock_admits_no_more_than_its_quota() {
+    let clock = ManualClock::new();
+    clock.set(Duration::from_nanos(u64::MAX) - Duration::from_secs(5 * 3600));
+    let quota = Quota::per_hour(1).with_burst(10);
+    let keyed: TokenBucket<u64, ManualClock> = TokenBucket::with_clock(quota, clock.clone());
+    let direct = DirectLimiter::<TokenBucketRule, ManualClock>::with_clock(quota, clock.clone());
+    let mut admitted = [0, 0, 0];
+    for _ in 0..1_000 {
+        admitted[0] += u32::from(keyed.allow(&1u64));
+        admitted[1] += u32::from(keyed.check_n(&2u64, 1).unwrap().allowed());
+        admitted[2] += u32::from(direct.allow());
+    }
+    // Five hours before the end: at most the burst, wherever the end cuts it.
+    for count in admitted {
+        assert!((1..=10).contains(&count), "admitted {admitted:?}");
+    }
+    clock.advance(Duration::MAX);
+    assert!(!keyed.allow(&1u64) && !direct.allow());
+}
+
 #[test]
 fn windows_near_u64_max_nanoseconds_work() {
     let longest = Duration::from_nanos(u64::MAX);

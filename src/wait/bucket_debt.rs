@@ -57,6 +57,11 @@ fn reserve_step(
         decision: Decision::reject(rule.capacity(), available, 0, debt),
         next: None,
     };
+    // A `TAT` saturated at `MAX_TAT` may hold less debt than was made: as
+    // in the plain step, nothing more until the clock ends.
+    if tat >= MAX_TAT {
+        return (unchanged, Err(timeout(u64::MAX)));
+    }
     let Some(after) = debt.checked_add(spend) else {
         return (unchanged, Err(timeout(u64::MAX)));
     };
@@ -248,6 +253,24 @@ mod tests {
         let (step, ticket) = reserve_step(&rule(), u64::MAX, 5, 1, u64::MAX);
         assert_eq!(step.next, None);
         assert!(matches!(ticket, Err(WaitError::Timeout { .. })));
+    }
+
+    /// Near the end of the clock a reservation may saturate the `TAT`
+    /// (drop debt); after that nothing more is reserved, however long the
+    /// caller would wait. A 1-ns interval is what lets the new `TAT` land
+    /// exactly one past `MAX_TAT` again and again.
+    #[test]
+    fn a_saturated_tat_reserves_nothing_more() {
+        let rule = TokenBucketRule::from_quota(&Quota::per_second(1_000_000_000).with_burst(4));
+        let now = u64::MAX - 4;
+        let (step, ticket) = reserve_step(&rule, now, now, 4, u64::MAX);
+        assert_eq!(step.next, Some(MAX_TAT), "the debt is clamped");
+        assert!(ticket.is_ok());
+        for later in [now, MAX_TAT - 1, MAX_TAT] {
+            let (step, ticket) = reserve_step(&rule, MAX_TAT, later, 1, u64::MAX);
+            assert_eq!(step.next, None, "{later}");
+            assert!(matches!(ticket, Err(WaitError::Timeout { .. })), "{later}");
+        }
     }
 
     #[test]

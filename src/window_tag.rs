@@ -5,9 +5,9 @@
 //! whether the state belongs to this window, an older one, or a slightly
 //! newer one (written by a thread whose clock reading was later than ours).
 //! Distances below half the tag range count as "older", the upper half as
-//! "ahead". A key left untouched and unswept for a multiple of `2^bits`
-//! windows would alias; the idle sweep drops such keys long before that
-//! (see `docs/design.md` for the ranges each limit gives).
+//! "ahead". A state left untouched for more than half the range is misread
+//! as ahead; `docs/design.md` ("Limits and saturation") gives the range for
+//! each limit and what removes an idle key before then.
 
 /// How a stored window relates to the current one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -89,7 +89,7 @@ impl<S: AsyncSleeper> Waiter<S> {
     /// [`acquire_reserving`](Waiter::acquire_reserving) on an async sleeper.
     ///
     /// Dropping the future before it completes cancels the reservation, which
-    /// gives back every token that no later request relied on.
+    /// gives its tokens back if nothing taken after them still stands.
     pub async fn acquire_reserving_async<L, Q>(
         &self,
         limiter: &L,

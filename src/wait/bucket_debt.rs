@@ -1,5 +1,5 @@
 //! Reservations on the token bucket's GCRA word, after the semantics of Go's
-//! `x/time/rate` (`ReserveN`, `CancelAt`).
+//! `x/time/rate` (`ReserveN`; `CancelAt`, stricter as below).
 //!
 //! The word is the theoretical arrival time `TAT` (see
 //! [`token_bucket`](crate::TokenBucket)); with `T` the interval and `τ` the
@@ -10,16 +10,21 @@
 //!   `wait = max(after - τ, 0)`. If `wait` is within the caller's limit, `TAT`
 //!   becomes `now + after`, which may lie beyond `now + τ`: that excess is
 //!   debt that only time pays off, so plain checks fail until it is.
-//! * **Cancel.** Nothing before a reservation is due; nothing once it is past
-//!   due. Requests admitted after it moved `TAT` on from the value it left,
-//!   `TAT_r`, by `T` per token, so `⌈(TAT - TAT_r) / T⌉` of its tokens were
-//!   relied on; the rest, `n - that`, go back by moving `TAT` that much
-//!   earlier, but never below `now` (never fuller than full).
+//! * **Cancel.** Nothing once a reservation is past due. Before that, its
+//!   `n` tokens go back, by moving `TAT` `n·T` earlier but never below `now`
+//!   (never fuller than full), only if `TAT` is still the value it left,
+//!   `TAT_r`: nothing reserved or admitted after it stands (what was, was
+//!   itself cancelled, newest first). Otherwise nothing goes back.
 //!
-//! Go tracks the latest reservation's due time instead of measuring from
-//! `TAT`; the two agree whenever reservations are cancelled newest first, and
-//! when a newer one was cancelled first, this count no longer holds its
-//! returned tokens against the older one.
+//! Go's `CancelAt` also gives back the part of an older reservation that no
+//! later one relied on, counting from the latest reservation's due time, a
+//! second word this state does not have. Counted from `TAT` instead, as this
+//! module once did, that part is too large after a newer reservation with
+//! another behind it was cancelled first: `TAT` had already moved back for
+//! the newer one's tokens, the one behind it kept its due time, and the
+//! bucket admitted more than its quota (11 units in 500 ms at 10 per second,
+//! burst 5). So a cancel here gives back all or nothing: the same as Go when
+//! reservations are cancelled newest first, stricter otherwise.
 
 use crate::key::Key;
 use std::borrow::Borrow;
@@ -97,19 +102,18 @@ fn reserve_step(
 }
 
 /// The pure cancel step: the new `TAT`, or `None` when nothing goes back.
+/// Only a reservation whose `TAT` still stands gives its tokens back (the
+/// module docs say why).
 fn cancel_step(rule: &TokenBucketRule, tat: u64, now: u64, ticket: &Ticket) -> Option<u64> {
-    if ticket.cost == 0 || now > ticket.ready_at {
+    if ticket.cost == 0 || now > ticket.ready_at || tat != ticket.tat_after {
         return None;
     }
-    let interval = rule.interval_nanos();
-    let relied_on = tat.saturating_sub(ticket.tat_after).div_ceil(interval);
-    let restore = ticket.cost.saturating_sub(relied_on);
     let debt = tat.saturating_sub(now);
-    if restore == 0 || debt == 0 {
+    if debt == 0 {
         return None;
     }
-    // restore <= cost <= capacity, so the product <= τ.
-    Some(now + debt.saturating_sub(restore * interval))
+    // cost <= capacity, so the product <= τ.
+    Some(now + debt.saturating_sub(ticket.cost * rule.interval_nanos()))
 }
 
 /// Applies [`reserve_step`] to `word` atomically; `None` if it is retired.
@@ -280,15 +284,14 @@ mod tests {
             tat_after: 300 * MS,
             ready_at: 100 * MS,
         };
-        // 2 tokens back from a debt of 100 ms: the bucket is just full.
+        // 2 tokens back from a debt of 200 ms: the bucket is just full.
         assert_eq!(
             cancel_step(&rule(), 300 * MS, 100 * MS, &ticket),
             Some(100 * MS)
         );
-        assert_eq!(
-            cancel_step(&rule(), 150 * MS, 100 * MS, &ticket),
-            Some(100 * MS)
-        );
+        // `TAT` moved from the value it left: nothing goes back.
+        assert_eq!(cancel_step(&rule(), 150 * MS, 100 * MS, &ticket), None);
+        assert_eq!(cancel_step(&rule(), 400 * MS, 100 * MS, &ticket), None);
         // Already full: nothing to store.
         assert_eq!(cancel_step(&rule(), 50 * MS, 100 * MS, &ticket), None);
     }

@@ -5,7 +5,7 @@
 //!   `Acquire::acquire_async` does the same without blocking the runtime.
 //! * [`Reserve::reserve`] takes token-bucket tokens now, in debt if need be,
 //!   and says how long until they may be used; [`Reservation::cancel`] gives
-//!   back what no later request relied on.
+//!   them back if nothing taken after them still stands.
 //! * A [`Waiter`] says how time passes (a [`Sleeper`]; [`ManualSleeper`]
 //!   drives waits with a [`ManualClock`](crate::ManualClock) in tests) and
 //!   how much [`Jitter`] to add to wake-ups (none by default).
@@ -57,16 +57,15 @@
 //! # Cancellation
 //!
 //! A reservation of `n` tokens cancelled after its due time gives nothing
-//! back: the tokens count as used. Before that, every request admitted
-//! after it moved the bucket's state (its theoretical arrival time, `TAT`)
-//! on by one interval `T` per token, so `k = ⌈(TAT - TAT_r) / T⌉` of its
-//! tokens were relied on, `TAT_r` being the value the reservation left;
-//! the other `n - k` go back, and the bucket never ends up fuller than full.
-//! These are the semantics of Go's `x/time/rate` (`CancelAt`), which
-//! measures `k` from the latest reservation's due time instead: the two
-//! agree when reservations are cancelled newest first, and when a newer one
-//! was cancelled first, its returned tokens no longer count against an
-//! older one here.
+//! back: the tokens count as used. Before that, all `n` go back if the
+//! bucket's state (its theoretical arrival time, `TAT`) is still the value
+//! the reservation left, that is, nothing reserved or admitted after it
+//! stands (what was, was cancelled first); otherwise nothing goes back. The
+//! bucket never ends up fuller than full. Go's `x/time/rate` (`CancelAt`)
+//! also gives back the part of an older reservation that no later one
+//! relied on; that count needs a second word per key, and taken from `TAT`
+//! instead it let out-of-order cancels admit more than the quota. The two
+//! agree whenever reservations are cancelled newest first.
 //!
 //! Dropping an `acquire_async` future (feature `tokio`) before it
 //! completes cancels its reservation; a re-checking async wait, the async

@@ -61,7 +61,7 @@ pub struct Ticket {
 /// Tokens taken for one key, usable from [`ready_at_nanos`](Self::ready_at_nanos).
 ///
 /// Dropping a reservation keeps the tokens spent; [`cancel`](Self::cancel)
-/// gives back those that no later request has relied on.
+/// gives them back if nothing reserved or admitted after them still stands.
 ///
 /// ```
 /// use std::time::Duration;
@@ -121,7 +121,10 @@ impl<'a, L: Reserve<Q> + ?Sized, Q: ?Sized + ToOwned> Reservation<'a, L, Q> {
             .saturating_sub(self.limiter.clock_nanos())
     }
 
-    /// Gives back the tokens that no request made after this one relied on.
+    /// Gives the tokens back if nothing reserved or admitted after them
+    /// still stands (later reservations cancelled first, newest first, do
+    /// not count); otherwise gives back nothing, stricter than Go's
+    /// `CancelAt` (see the [module docs](crate::wait)).
     ///
     /// Past [`ready_at_nanos`](Self::ready_at_nanos) the tokens count as
     /// used and nothing is given back; the bucket never ends up fuller than

@@ -12,7 +12,7 @@ use tollgate::redis::{
     ConfigError, FixedWindowScript, MAX_TIMEOUT, MAX_WINDOW, RedisAlgorithm, RedisLimiter,
     RedisOptions, SlidingWindowCounterScript, SlidingWindowLogScript, TokenBucketScript,
 };
-use tollgate::{Quota, RateLimiter};
+use tollgate::{ManualClock, Quota, RateLimiter, SlidingWindowLog};
 
 fn limiter<A: RedisAlgorithm>(
     redis: &redis_support::TestRedis,
@@ -305,4 +305,109 @@ fn an_unbounded_timeout_still_decides() {
     assert_eq!(remaining, [1, 0]);
     assert!(!limiter.try_check_n("k", 1).unwrap().allowed());
     assert!(format!("{limiter:?}").contains(&format!("{MAX_TIMEOUT:?}")));
+}
+
+/// Limiters with different limits on one prefix: the lower one reads a
+/// count above its limit as "nothing left", not as a reply it cannot read
+/// (which handed the decision to the failure policy: `FailOpen` admitted).
+#[test]
+fn a_count_above_the_limit_is_a_refusal_not_a_bad_reply() {
+    fn check<A: RedisAlgorithm>(redis: &redis_support::TestRedis, test: &str) {
+        let prefix = redis_support::unique_prefix(test);
+        let wide = limiter::<A>(redis, Quota::per_minute(10), &prefix);
+        let narrow = limiter::<A>(redis, Quota::per_minute(5), &prefix);
+        assert!(wide.try_check_n("k", 8).unwrap().allowed());
+        for cost in [1, 0] {
+            let decision = narrow.try_check_n("k", cost).unwrap();
+            assert_eq!(
+                (decision.allowed(), decision.remaining()),
+                (false, 0),
+                "{test}: cost {cost}"
+            );
+        }
+    }
+    let test = "a_count_above_the_limit_is_a_refusal_not_a_bad_reply";
+    let Some(redis) = redis_support::redis(test) else {
+        return;
+    };
+    check::<FixedWindowScript>(&redis, test);
+    check::<SlidingWindowLogScript>(&redis, test);
+}
+
+/// A refusal on a long log walks it oldest first, a chunk of entries at a
+/// time, and stops where enough would have expired: the retry hint must be
+/// the in-memory limiter's, wherever that entry falls among the chunks.
+#[test]
+fn a_log_refusal_finds_its_retry_across_chunks() {
+    let test = "a_log_refusal_finds_its_retry_across_chunks";
+    let Some(redis) = redis_support::redis(test) else {
+        return;
+    };
+    let clock = ManualClock::new();
+    clock.set(Duration::from_secs(1_000));
+    let quota = Quota::new(300, Duration::from_secs(10)).unwrap();
+    let options = RedisOptions::new()
+        .prefix(redis_support::unique_prefix(test))
+        .injected_clock(clock.clone())
+        .timeout(Duration::from_secs(5));
+    let remote: RedisLimiter<SlidingWindowLogScript> =
+        RedisLimiter::with_options(quota, redis.client(), options).unwrap();
+    let local: SlidingWindowLog<&str, ManualClock> =
+        SlidingWindowLog::with_clock(quota, clock.clone());
+    // 300 entries, one unit each, 1 ms apart.
+    for _ in 0..300 {
+        assert!(remote.try_check_n("k", 1).unwrap().allowed());
+        assert!(local.allow(&"k"));
+        clock.advance(Duration::from_millis(1));
+    }
+    // Room for each cost opens after that many entries expire: the 1st, the
+    // 64th (end of the first chunk), the 65th, and on across chunks.
+    for cost in [1, 64, 65, 130, 200, 300] {
+        let remote = remote.try_check_n("k", cost).unwrap();
+        let local = local.check_n(&"k", cost).unwrap();
+        assert!(!remote.allowed() && !local.allowed(), "cost {cost}");
+        assert_eq!(remote.retry_after(), local.retry_after(), "cost {cost}");
+    }
+}
+
+/// The log's keys live until its newest entry stops counting, by Redis's
+/// own clock: an entry stored ahead of that clock (written before it
+/// stepped back) keeps the keys that much longer.
+#[test]
+fn log_keys_outlive_an_entry_from_ahead_of_the_clock() {
+    let test = "log_keys_outlive_an_entry_from_ahead_of_the_clock";
+    let Some(redis) = redis_support::redis(test) else {
+        return;
+    };
+    let mut admin = redis.connection();
+    let window = Duration::from_secs(2);
+    let limiter = limiter::<SlidingWindowLogScript>(
+        &redis,
+        Quota::new(5, window).unwrap(),
+        &redis_support::unique_prefix(test),
+    );
+    let names = limiter.redis_keys("k");
+    let (log, sum) = (&names[0], &names[1]);
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(&mut admin).unwrap();
+    // One unit 1.5 s ahead of the server's clock, as if the clock stepped
+    // back after it was admitted.
+    let ahead = secs * 1_000_000 + micros + 1_500_000;
+    let _: () = redis::pipe()
+        .cmd("ZADD")
+        .arg(log)
+        .arg(ahead)
+        .arg(format!("{ahead}:1"))
+        .ignore()
+        .cmd("SET")
+        .arg(sum)
+        .arg(1)
+        .ignore()
+        .query(&mut admin)
+        .unwrap();
+    assert!(limiter.try_check_n("k", 1).unwrap().allowed());
+    // The newest entry stops counting 2 s after `ahead`: about 3.5 s from now.
+    for name in [log, sum] {
+        let ttl = pttl(&mut admin, name);
+        assert!(ttl > 3_000, "lives {ttl} ms");
+    }
 }

@@ -26,8 +26,8 @@ static SCRIPT: LazyLock<Script> =
 /// `limit·W` fits a double's integers; the script counts time in
 /// microseconds, or in the smallest power-of-ten multiple of them that keeps
 /// `limit·W ≤ 2^50` (only windows longer than about 2^50 µs / limit, e.g.
-/// over about 67 s at a limit of 2^24 − 1, need a coarser unit). Retry and reset
-/// figures are rounded up to a whole unit. Limits saturate at `2^24 − 1`, as in
+/// over about 67 s at a limit of 2^24 − 2, need a coarser unit). Retry and reset
+/// figures are rounded up to a whole unit. Limits saturate at `2^24 − 2`, as in
 /// memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SlidingWindowCounterScript;

@@ -22,11 +22,13 @@ local reset = 0
 if used > 0 then
   reset = until_end
 end
+-- Never below 0: a limiter with a lower limit may share the key.
+local remaining = math.max(limit - used, 0)
 if used + wanted > limit then
-  return {0, limit - used, until_end, reset}
+  return {0, remaining, until_end, reset}
 end
 if cost == 0 then
-  return {1, limit - used, 0, reset}
+  return {1, remaining, 0, reset}
 end
 used = used + cost
 redis.call('HSET', KEYS[1], 'i', int(index), 'u', int(used))

@@ -10,6 +10,8 @@ local function units_of(member)
   return tonumber(string.match(member, ':(%d+)$'))
 end
 
+-- Redis expires keys by its own clock, which `now` may be moved ahead of.
+local clock_now = now
 local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 local newest_at = nil
 if newest[2] then
@@ -39,21 +41,31 @@ local reset = 0
 if newest_at then
   reset = newest_at + window - now
 end
+-- Never below 0: a limiter with a lower limit may share the key.
+local remaining = math.max(limit - total, 0)
 if total + wanted > limit then
+  -- Oldest first, a chunk at a time, until enough would have expired: a
+  -- refusal reads about as many entries as must expire, not the whole log.
   local retry = 0
   local still_counted = total
-  local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-  for i = 1, #entries, 2 do
-    still_counted = still_counted - units_of(entries[i])
-    if still_counted + wanted <= limit then
-      retry = tonumber(entries[i + 1]) + window - now
-      break
+  local first = 0
+  local found = false
+  repeat
+    local entries = redis.call('ZRANGE', KEYS[1], first, first + 63, 'WITHSCORES')
+    for i = 1, #entries, 2 do
+      still_counted = still_counted - units_of(entries[i])
+      if still_counted + wanted <= limit then
+        retry = tonumber(entries[i + 1]) + window - now
+        found = true
+        break
+      end
     end
-  end
-  return {0, limit - total, retry, reset}
+    first = first + 64
+  until found or #entries < 128
+  return {0, remaining, retry, reset}
 end
 if cost == 0 then
-  return {1, limit - total, 0, reset}
+  return {1, remaining, 0, reset}
 end
 
 local units = cost
@@ -64,6 +76,7 @@ end
 redis.call('ZADD', KEYS[1], int(now), int(now) .. ':' .. int(units))
 total = total + cost
 redis.call('SET', KEYS[2], int(total))
-expire_in(KEYS[1], window)
-expire_in(KEYS[2], window)
+-- Fresh once the newest entry, at `now`, stops counting.
+expire_in(KEYS[1], now + window - clock_now)
+expire_in(KEYS[2], now + window - clock_now)
 return {1, limit - total, 0, window}

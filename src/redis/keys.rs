@@ -30,13 +30,6 @@ impl KeyNames {
         })
     }
 
-    /// Names under a prefix known to hold no brace.
-    pub(crate) fn trusted(prefix: &'static str) -> KeyNames {
-        KeyNames {
-            prefix: prefix.as_bytes().to_vec(),
-        }
-    }
-
     /// The Redis key for `key` and one script `suffix`.
     pub(crate) fn name(&self, key: &str, suffix: &str) -> Vec<u8> {
         let key = key.as_bytes();

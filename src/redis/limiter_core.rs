@@ -65,20 +65,12 @@ impl<A: RedisAlgorithm> LimiterCore<A> {
     /// A core with the default options (the algorithm's prefix, fail closed).
     ///
     /// # Panics
-    /// When the quota's window is longer than [`MAX_WINDOW`].
+    /// When the quota's window is longer than [`MAX_WINDOW`] (the default
+    /// prefix holds no brace, so that is the only error left).
     pub(crate) fn with_defaults(quota: Quota) -> Self {
-        if let Err(error) = check_window(&quota) {
-            panic!("invalid quota for Redis: {error}");
-        }
-        let options = RedisOptions::default();
-        LimiterCore {
-            spec: A::spec(&quota),
-            names: KeyNames::trusted(A::DEFAULT_PREFIX),
-            quota,
-            policy: options.policy,
-            timeout: options.timeout,
-            injected_clock: None,
-            fallback: None,
+        match Self::new(quota, RedisOptions::default()) {
+            Ok(core) => core,
+            Err(error) => panic!("invalid quota for Redis: {error}"),
         }
     }
 

@@ -41,6 +41,15 @@ const MAX_TOLERANCE_NANOS: u64 = 1 << 62;
 /// The latest `TAT` stored: one below the retired marker.
 pub(crate) const MAX_TAT: u64 = PackedWord::RETIRED - 1;
 
+/// Whether `tat` is saturated at [`MAX_TAT`]. A `TAT` clamped there may hold
+/// less debt than was made, so such a bucket takes nothing more until the
+/// clock ends: near the end of the clock's range a bucket that forgot the
+/// debt would admit without limit. Plain decisions and reservations alike.
+#[inline(always)]
+pub(crate) fn is_saturated(tat: u64) -> bool {
+    tat >= MAX_TAT
+}
+
 /// A keyed token bucket: capacity `quota.burst()`, refilling
 /// `quota.limit()` tokens per `quota.window()`; starts full.
 ///
@@ -140,21 +149,18 @@ impl TokenBucketRule {
 
     /// The `TAT` after an admission at `now` that leaves `after` of debt,
     /// clamped below the retired marker (the general path; the admitted
-    /// path of [`step`](Self::step) needs no clamp). A clamped `TAT` holds
-    /// less debt than was made, so [`judge`](Self::judge) reads `MAX_TAT`
-    /// as "nothing more until the clock ends".
+    /// path of [`step`](Self::step) needs no clamp); see [`is_saturated`].
     #[inline(always)]
     fn next_tat(&self, now: u64, after: u64) -> u64 {
         now.saturating_add(after).min(MAX_TAT)
     }
 
     /// The general path's verdict on `cost` at `now` against `tat`, as
-    /// [`fit`](Self::fit) gives it, except that a `TAT` at [`MAX_TAT`] refuses
-    /// everything (its debt may have been clamped, and near the end of the
-    /// clock's range a bucket that forgot it would admit without limit).
+    /// [`fit`](Self::fit) gives it, except that a saturated `TAT`
+    /// ([`is_saturated`]) refuses everything.
     #[inline(always)]
     fn judge(&self, tat: u64, now: u64, cost: u64) -> Result<u64, u64> {
-        if tat >= MAX_TAT {
+        if is_saturated(tat) {
             // Until the clock's last reading, at least 1 ns.
             return Err((u64::MAX - now).max(1));
         }

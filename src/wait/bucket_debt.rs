@@ -36,7 +36,7 @@ use crate::direct::DirectLimiter;
 use crate::error::InsufficientCapacity;
 use crate::keyed::KeyedLimiter;
 use crate::packed_word::{PackedWord, Step};
-use crate::token_bucket::{MAX_TAT, TokenBucketRule};
+use crate::token_bucket::{MAX_TAT, TokenBucketRule, is_saturated};
 use crate::wait::error::WaitError;
 use crate::wait::reservation::{Reservation, Reserve, Ticket};
 
@@ -62,9 +62,7 @@ fn reserve_step(
         decision: Decision::reject(rule.capacity(), available, 0, debt),
         next: None,
     };
-    // A `TAT` saturated at `MAX_TAT` may hold less debt than was made: as
-    // in the plain step, nothing more until the clock ends.
-    if tat >= MAX_TAT {
+    if is_saturated(tat) {
         return (unchanged, Err(timeout(u64::MAX)));
     }
     let Some(after) = debt.checked_add(spend) else {

@@ -29,7 +29,7 @@
 
 use std::borrow::{Borrow, Cow};
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::Arc;
 
@@ -59,6 +59,15 @@ pub trait Key: Borrow<Self::Lookup> + Send + Sync {
 
     /// The stored form of `key`, made when a key is first tracked.
     fn store(key: &Self::Lookup) -> Self::Stored;
+
+    /// `key`'s hash from `hasher`. Must give equal keys (by `Lookup`'s
+    /// `Eq`) equal hashes; overridden only to hash faster (strings and byte
+    /// strings hash their bytes alone, without the terminator `Hash` adds
+    /// so that a string inside a tuple cannot run into the next field).
+    #[inline]
+    fn hash_with(key: &Self::Lookup, hasher: &impl BuildHasher) -> u64 {
+        hasher.hash_one(key)
+    }
 
     /// Whether `stored` is the stored form of `key`. Must agree with
     /// `Lookup`'s `Eq`; overridden only to compare faster (strings and byte
@@ -188,6 +197,15 @@ impl fmt::Debug for StoredStr {
     }
 }
 
+/// `bytes` hashed as one write: a whole key needs no terminator, since no
+/// other field follows it.
+#[inline]
+fn hash_bytes(bytes: &[u8], hasher: &impl BuildHasher) -> u64 {
+    let mut state = hasher.build_hasher();
+    state.write(bytes);
+    state.finish()
+}
+
 macro_rules! stored_as_str {
     ($($key:ty),* $(,)?) => {$(
         impl Key for $key {
@@ -197,6 +215,11 @@ macro_rules! stored_as_str {
             #[inline]
             fn store(key: &str) -> StoredStr {
                 StoredStr(CompactString::new(key))
+            }
+
+            #[inline]
+            fn hash_with(key: &str, hasher: &impl BuildHasher) -> u64 {
+                hash_bytes(key.as_bytes(), hasher)
             }
 
             #[inline]
@@ -218,6 +241,11 @@ macro_rules! stored_as_bytes {
             #[inline]
             fn store(key: &[u8]) -> Box<[u8]> {
                 key.into()
+            }
+
+            #[inline]
+            fn hash_with(key: &[u8], hasher: &impl BuildHasher) -> u64 {
+                hash_bytes(key, hasher)
             }
 
             #[inline]

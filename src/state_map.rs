@@ -33,7 +33,6 @@
 //! stale cache.
 
 use std::borrow::Borrow;
-use std::hash::BuildHasher;
 
 use crossbeam_utils::CachePadded;
 
@@ -144,7 +143,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
 
     #[inline]
     fn hash(&self, key: &K::Lookup) -> u64 {
-        self.hasher.hash_one(key)
+        K::hash_with(key, &self.hasher)
     }
 
     /// The shard for `hash`: bits above the seven the tags use; the table

@@ -183,3 +183,49 @@ fn string_keys_of_both_kinds_survive_table_moves() {
         assert_eq!(limiter.len(), 2_000);
     }
 }
+
+/// A key type whose `Hash` must never run: its `Key::hash_with` hashes the
+/// name itself, as the string keys do.
+#[derive(Clone, PartialEq, Eq)]
+struct Tenant(String);
+
+impl std::hash::Hash for Tenant {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {
+        panic!("the tables hash keys with Key::hash_with");
+    }
+}
+
+impl Key for Tenant {
+    type Lookup = Tenant;
+    type Stored = Tenant;
+
+    fn store(key: &Tenant) -> Tenant {
+        key.clone()
+    }
+
+    fn hash_with(key: &Tenant, hasher: &impl std::hash::BuildHasher) -> u64 {
+        use std::hash::Hasher;
+        let mut state = hasher.build_hasher();
+        state.write(key.0.as_bytes());
+        state.finish()
+    }
+}
+
+/// Lookups, insertions and the table moves they cause all hash through
+/// `Key::hash_with`: a key hashed any other way on one of those paths would
+/// panic here, or be missed after a move and admitted twice.
+#[test]
+fn a_keys_own_hash_is_the_only_one_the_tables_use() {
+    let options = KeyedOptions::new().shards(1).auto_sweep(false);
+    let limiter: TokenBucket<Tenant, ManualClock> =
+        TokenBucket::with_options(Quota::per_hour(1), ManualClock::new(), options);
+    let tenant = |i: usize| Tenant(format!("tenant-{i}"));
+    for i in 0..2_000 {
+        assert!(limiter.allow(&tenant(i)), "tenant {i} is new");
+    }
+    for i in 0..2_000 {
+        assert!(!limiter.allow(&tenant(i)), "tenant {i} was tracked");
+    }
+    assert_eq!(limiter.len(), 2_000);
+    assert_eq!(limiter.evict_idle(), 0);
+}

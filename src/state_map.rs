@@ -329,17 +329,25 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         self.forget(index);
         // The caller's code (the key's `Hash` and `Clone`) runs first, before
         // any state is taken or retired: should it panic, the shard is left
-        // as it was. Under the lock no state is retired meanwhile, so both
+        // as it was. (Its `Drop` runs last, below.) Under the lock no state is retired meanwhile, so both
         // passes see the same live entries.
         let mut live = 0;
+        // Retired entries of an owned table, dropped once the shard is whole
+        // again: dropping runs the key's `Drop`, which may panic too.
+        let mut retired = Vec::new();
         let table = match Arc::get_mut(&mut shard.table) {
             Some(owned) => {
                 let hashes: Vec<u64> = live_entries(owned)
                     .map(|(key, _)| self.hash(key.borrow()))
                     .collect();
-                let moved = owned
-                    .take_entries()
-                    .filter(|(_, state)| !state.is_retired());
+                let moved = owned.take_entries().filter_map(|entry| {
+                    if entry.1.is_retired() {
+                        retired.push(entry);
+                        None
+                    } else {
+                        Some(entry)
+                    }
+                });
                 Table::with_entries(
                     capacity,
                     moved.zip(hashes).map(|((key, state), hash)| {
@@ -366,6 +374,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         shard.table = Arc::new(table);
         shard.taken = live;
         shard.live = live;
+        drop(retired);
     }
 
     /// Keys with a live state now (takes every shard's lock in turn).

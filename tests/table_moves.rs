@@ -9,6 +9,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
+use std::time::Duration;
 
 use tollgate::{
     Algorithm, FixedWindowRule, KeyedLimiter, KeyedOptions, ManualClock, Quota, RateLimiter,
@@ -183,4 +184,55 @@ fn a_hash_that_panics_in_a_move_leaves_the_shard_as_it_was() {
     // The key whose insertion panicked, and others, still go in.
     assert!(limiter.allow(&Touchy(next)));
     assert!(limiter.allow(&Touchy(20_000)));
+}
+
+/// A key whose `Drop` panics while [`DROP_PANICS_ON`] holds its number.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Brittle(u64);
+
+static DROP_PANICS_ON: AtomicU64 = AtomicU64::new(u64::MAX);
+
+impl Drop for Brittle {
+    fn drop(&mut self) {
+        // Relaxed: one thread sets and reads it.
+        if self.0 == DROP_PANICS_ON.load(Ordering::Relaxed) && !std::thread::panicking() {
+            panic!("dropping key {}", self.0);
+        }
+    }
+}
+
+impl StoredAsIs for Brittle {}
+
+/// A move that owns the old table drops the keys of retired states; when a
+/// key's `Drop` panics there, the panic reaches the caller only once the
+/// shard holds its new table, so every live state stays found.
+#[test]
+fn a_drop_that_panics_in_a_move_leaves_the_shard_working() {
+    let options = KeyedOptions::new().shards(1).auto_sweep(false);
+    let clock = ManualClock::new();
+    let limiter: KeyedLimiter<TokenBucketRule, Brittle, ManualClock> =
+        KeyedLimiter::with_options(Quota::per_hour(1), clock.clone(), options);
+    for key in 0..100 {
+        assert!(limiter.allow(&Brittle(key)));
+    }
+    // Keys 0..60 refill and go idle; keys 60..100 spend their new unit.
+    clock.advance(Duration::from_secs(3_600));
+    for key in 60..100 {
+        assert!(limiter.allow(&Brittle(key)));
+    }
+    DROP_PANICS_ON.store(7, Ordering::Relaxed);
+    // The sweep retires keys 0..60, and with most slots retired the shard
+    // moves its 40 live states; this thread holds no other table, so the
+    // move owns the old one and drops key 7 there.
+    let swept = panic::catch_unwind(AssertUnwindSafe(|| limiter.evict_idle()));
+    DROP_PANICS_ON.store(u64::MAX, Ordering::Relaxed);
+    assert!(swept.is_err(), "key 7's drop ran in the move");
+    for key in 60..100 {
+        assert!(!limiter.allow(&Brittle(key)), "key {key} lost its state");
+    }
+    assert_eq!(limiter.len(), 40);
+    for key in 0..60 {
+        assert!(limiter.allow(&Brittle(key)), "key {key} was evicted");
+    }
+    assert_eq!(limiter.len(), 100);
 }

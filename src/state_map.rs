@@ -329,8 +329,8 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         self.forget(index);
         // The caller's code (the key's `Hash` and `Clone`) runs first, before
         // any state is taken or retired: should it panic, the shard is left
-        // as it was. (Its `Drop` runs last, below.) Under the lock no state is retired meanwhile, so both
-        // passes see the same live entries.
+        // as it was (its `Drop` runs last, below). Under the lock no state is
+        // retired meanwhile, so both passes see the same live entries.
         let mut live = 0;
         // Retired entries of an owned table, dropped once the shard is whole
         // again: dropping runs the key's `Drop`, which may panic too.

@@ -6,6 +6,7 @@
 //! cargo run --release --example compare                 # about 45 s
 //! cargo run --release --example compare -- --quick      # correctness only
 //! cargo run --release --example compare -- --chart docs/benchmarks-threads.png
+//! cargo run --release --example compare -- --threads 1,2,4,8,16
 //! ```
 //!
 //! Every ratio compares numbers from this one run, so a noisy machine
@@ -86,6 +87,13 @@ fn main() -> ExitCode {
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from);
     let plan = if quick { &QUICK } else { &FULL };
+    let threads = match thread_counts(&args) {
+        Ok(threads) => threads,
+        Err(e) => {
+            eprintln!("compare: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let machine = machine();
     println!(
         "# tollgate compare{}\n",
@@ -244,17 +252,17 @@ fn main() -> ExitCode {
     let sweeps =
         [("one hot key", &hot_key), ("10,000 keys", &ten_k_strings)].map(|(label, keys)| {
             let steal = Steal::start();
-            let swept = sweep::sweep(label, keys, plan.sweep_run, plan.sweep_rounds);
+            let swept = sweep::sweep(label, keys, &threads, plan.sweep_run, plan.sweep_rounds);
             (swept, steal.line())
         });
     for (s, steal) in &sweeps {
         print_sweep(s, steal);
     }
     let sweeps = sweeps.map(|(s, _)| s);
-    let two = sweep::THREADS
+    let two = threads
         .iter()
         .position(|&t| t == 2)
-        .expect("2 threads swept");
+        .expect("`thread_counts` keeps 2");
     let tenk = &sweeps[1].per_second;
     targets.push(Target {
         what: "2 threads, 10k keys: tollgate / governor keyed",
@@ -337,7 +345,7 @@ fn main() -> ExitCode {
     println!("\nwhole run: {}\n", whole_run.line());
 
     if let Some(path) = chart {
-        match chart::draw(&path, &sweeps, &machine) {
+        match chart::draw(&path, &sweeps, &machine, cores()) {
             Ok(()) => println!("chart written to {}", path.display()),
             Err(e) => failures.push(format!("chart: {e}")),
         }
@@ -448,7 +456,7 @@ fn print_sweep(s: &sweep::Sweep, steal: &str) {
     }
     println!(" tollgate / std mutex | tollgate / governor |");
     println!("|---:|{}---:|---:|", "---:|".repeat(sweep::NAMES.len()));
-    for (t, threads) in sweep::THREADS.iter().enumerate() {
+    for (t, threads) in s.threads.iter().enumerate() {
         print!("| {threads} |");
         for c in 0..sweep::NAMES.len() {
             print!(" {:.1} |", s.per_second[c][t] / 1e6);
@@ -460,6 +468,30 @@ fn print_sweep(s: &sweep::Sweep, steal: &str) {
         );
     }
     println!("\n{steal}\n");
+}
+
+/// The sweep's thread counts: `--threads` as a comma-separated list, or
+/// [`sweep::DEFAULT_THREADS`]. The list must hold 2, which two targets read.
+fn thread_counts(args: &[String]) -> Result<Vec<usize>, String> {
+    let Some(at) = args.iter().position(|a| a == "--threads") else {
+        return Ok(sweep::DEFAULT_THREADS.to_vec());
+    };
+    let list = args
+        .get(at + 1)
+        .ok_or("--threads needs a list such as 1,2,4,8,16")?;
+    let mut counts = Vec::new();
+    for item in list.split(',') {
+        match item.trim().parse::<usize>() {
+            Ok(n) if (1..=1024).contains(&n) => counts.push(n),
+            _ => return Err(format!("--threads: `{item}` is not a count from 1 to 1024")),
+        }
+    }
+    counts.sort_unstable();
+    counts.dedup();
+    if !counts.contains(&2) {
+        return Err("--threads must include 2: the two-thread targets read it".to_owned());
+    }
+    Ok(counts)
 }
 
 /// A table cell; type names go in code spans so `<...>` is not read as HTML.
@@ -482,6 +514,10 @@ fn machine() -> String {
                 .map(|m| m.trim().to_owned())
         })
         .unwrap_or_else(|| "unknown CPU".to_owned());
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    format!("{model}, {cores} cores")
+    format!("{model}, {} cores", cores())
+}
+
+/// The CPUs this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use crate::sweep::{NAMES, Sweep, THREADS};
+use crate::sweep::{NAMES, Sweep};
 
 /// Where a sans-serif TTF usually is; the chart needs one for its text.
 const FONTS: [&str; 3] = [
@@ -26,6 +26,7 @@ pub fn draw(
     path: &Path,
     sweeps: &[Sweep],
     machine: &str,
+    cores: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let font = FONTS
         .iter()
@@ -54,22 +55,24 @@ pub fn draw(
             .fold(0.0_f64, |a, &b| a.max(b))
             / 1e6
             * 1.15;
+        let most = sweep.threads.iter().copied().max().unwrap_or(1);
         let mut chart = ChartBuilder::on(panel)
             .caption(sweep.label, ("sans-serif", 18))
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(0.5_f64..8.5_f64, 0.0_f64..top.max(1.0))?;
+            .build_cartesian_2d(0.5_f64..most as f64 + 0.5, 0.0_f64..top.max(1.0))?;
         chart
             .configure_mesh()
-            .x_desc("threads (2 cores: 4 and 8 are oversubscribed)")
+            .x_desc(threads_axis(&sweep.threads, cores))
             .y_desc("million decisions / s")
-            .x_labels(8)
+            .x_labels(most.min(16))
             .x_label_formatter(&|x| format!("{x:.0}"))
             .draw()?;
         for (c, name) in NAMES.iter().enumerate() {
             let colour = COLOURS[c % COLOURS.len()];
-            let points: Vec<(f64, f64)> = THREADS
+            let points: Vec<(f64, f64)> = sweep
+                .threads
                 .iter()
                 .zip(&sweep.per_second[c])
                 .map(|(&t, &v)| (t as f64, v / 1e6))
@@ -96,4 +99,21 @@ pub fn draw(
     }
     root.present()?;
     Ok(())
+}
+
+/// The thread axis's caption: the core count, and which counts exceed it.
+fn threads_axis(threads: &[usize], cores: usize) -> String {
+    let over: Vec<String> = threads
+        .iter()
+        .filter(|&&t| t > cores)
+        .map(usize::to_string)
+        .collect();
+    match over.as_slice() {
+        [] => format!("threads ({cores} cores)"),
+        [one] => format!("threads ({cores} cores: {one} is oversubscribed)"),
+        [rest @ .., last] => format!(
+            "threads ({cores} cores: {} and {last} are oversubscribed)",
+            rest.join(", ")
+        ),
+    }
 }

@@ -1,4 +1,5 @@
-//! The thread sweep: 1, 2, 4 and 8 threads share one limiter for a fixed
+//! The thread sweep: 1, 2, 4 and 8 threads (or the counts `--threads`
+//! names) share one limiter for a fixed
 //! time, on one hot key and on 10,000 keys; plus the saturation checks that
 //! keep a fast wrong answer from winning.
 
@@ -11,8 +12,8 @@ use crate::support::contenders::{Spec, governor_keyed};
 use crate::support::keys::string_keys;
 use crate::support::threads::{Run, run_for};
 
-/// Thread counts swept.
-pub const THREADS: [usize; 4] = [1, 2, 4, 8];
+/// Thread counts swept unless `--threads` names others.
+pub const DEFAULT_THREADS: [usize; 4] = [1, 2, 4, 8];
 
 /// The contenders, in table order.
 pub const NAMES: [&str; 4] = [
@@ -27,6 +28,8 @@ pub const NAMES: [&str; 4] = [
 pub struct Sweep {
     /// The key set's label.
     pub label: &'static str,
+    /// The thread counts swept, in order.
+    pub threads: Vec<usize>,
     /// Decisions per second.
     pub per_second: Vec<Vec<f64>>,
 }
@@ -38,15 +41,21 @@ pub struct Sweep {
 /// of them alike instead of on whichever ran in that stretch.
 const SLICES: u32 = 8;
 
-/// Sweeps every contender on `keys`, `rounds` times `run` each (in
-/// [`SLICES`] turns).
+/// Sweeps every contender on `keys` at each of `threads`, `rounds` times
+/// `run` each (in [`SLICES`] turns).
 ///
 /// The caller makes the keys before the earlier sections run: made here,
 /// after them, their buffers landed wherever those sections had freed
 /// memory, and every contender then ran slower on two threads than on one
 /// (all of them about 1.7-2x faster on two threads with the keys made
 /// first, or each given a cache line of its own).
-pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize) -> Sweep {
+pub fn sweep(
+    label: &'static str,
+    keys: &[String],
+    threads: &[usize],
+    run: Duration,
+    rounds: usize,
+) -> Sweep {
     let spec = Spec::DEEP_BUCKET;
     let tollgate: TokenBucket = TokenBucket::new(spec.tollgate());
     let governor = governor_keyed::<String>(spec);
@@ -60,12 +69,12 @@ pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize)
         parking_lot.allow(key);
     }
     let slice = run / SLICES;
-    let mut samples = vec![vec![Vec::new(); THREADS.len()]; NAMES.len()];
+    let mut samples = vec![vec![Vec::new(); threads.len()]; NAMES.len()];
     for _ in 0..rounds {
-        for (t, &threads) in THREADS.iter().enumerate() {
+        for (t, &count) in threads.iter().enumerate() {
             // Each contender's slices summed into one run.
             let empty = Run {
-                threads,
+                threads: count,
                 decisions: 0,
                 admitted: 0,
                 elapsed: Duration::ZERO,
@@ -73,16 +82,16 @@ pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize)
             let mut cells = [empty; NAMES.len()];
             for _ in 0..SLICES {
                 let runs = [
-                    run_for(threads, slice, keys, |k| tollgate.allow(k)),
-                    run_for(threads, slice, keys, |k| governor.check_key(k).is_ok()),
-                    run_for(threads, slice, keys, |k| std_mutex.allow(k)),
-                    run_for(threads, slice, keys, |k| parking_lot.allow(k)),
+                    run_for(count, slice, keys, |k| tollgate.allow(k)),
+                    run_for(count, slice, keys, |k| governor.check_key(k).is_ok()),
+                    run_for(count, slice, keys, |k| std_mutex.allow(k)),
+                    run_for(count, slice, keys, |k| parking_lot.allow(k)),
                 ];
                 for (c, result) in runs.iter().enumerate() {
                     // A bucket of a billion tokens cannot run dry here.
                     assert_eq!(
                         result.admitted, result.decisions,
-                        "{} denied under a generous quota ({label}, {threads} threads)",
+                        "{} denied under a generous quota ({label}, {count} threads)",
                         NAMES[c]
                     );
                     assert!(result.decisions > 0, "{} made no decision", NAMES[c]);
@@ -98,6 +107,7 @@ pub fn sweep(label: &'static str, keys: &[String], run: Duration, rounds: usize)
     }
     Sweep {
         label,
+        threads: threads.to_vec(),
         per_second: samples
             .into_iter()
             .map(|per_threads| {

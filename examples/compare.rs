@@ -454,19 +454,30 @@ fn print_sweep(s: &sweep::Sweep, steal: &str) {
     for name in sweep::NAMES {
         print!(" {} |", cell(name));
     }
-    println!(" tollgate / std mutex | tollgate / governor |");
-    println!("|---:|{}---:|---:|", "---:|".repeat(sweep::NAMES.len()));
+    println!(
+        " tollgate / std mutex | tollgate / governor | fairness: tollgate | fairness: governor |"
+    );
+    println!(
+        "|---:|{}---:|---:|---:|---:|",
+        "---:|".repeat(sweep::NAMES.len())
+    );
     for (t, threads) in s.threads.iter().enumerate() {
         print!("| {threads} |");
         for c in 0..sweep::NAMES.len() {
             print!(" {:.1} |", s.per_second[c][t] / 1e6);
         }
         println!(
-            " {:.1}x | {:.1}x |",
+            " {:.1}x | {:.1}x | {:.2} | {:.2} |",
             s.per_second[0][t] / s.per_second[2][t],
-            s.per_second[0][t] / s.per_second[1][t]
+            s.per_second[0][t] / s.per_second[1][t],
+            s.fairness[0][t],
+            s.fairness[1][t]
         );
     }
+    println!(
+        "\nfairness: the slowest thread's decisions over the fastest's, median over slices \
+         (1.00: alike; near 0: a thread was starved)"
+    );
     println!("\n{steal}\n");
 }
 

@@ -78,9 +78,14 @@ impl PackedWord {
                 .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
             {
                 Ok(_) => return Some(step.decision),
-                Err(actual) => {
-                    current = actual;
+                Err(_) => {
+                    // Spin, then decide on the word as it is now. The value
+                    // the failed CAS returned is stale once the spin ends, and
+                    // retrying with it fails for as long as another thread
+                    // keeps winning: a thread could wait milliseconds for one
+                    // decision (docs/benchmarks.md, levers).
                     backoff.spin();
+                    current = self.load();
                 }
             }
         }

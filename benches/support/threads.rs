@@ -16,6 +16,10 @@ pub struct Run {
     pub decisions: u64,
     /// Decisions that admitted the request.
     pub admitted: u64,
+    /// The fewest decisions one thread made.
+    pub fewest: u64,
+    /// The most decisions one thread made.
+    pub most: u64,
     /// Wall time from the common start to the last thread's end.
     pub elapsed: Duration,
 }
@@ -24,6 +28,12 @@ impl Run {
     /// Decisions per second, all threads together.
     pub fn per_second(&self) -> f64 {
         self.decisions as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// The slowest thread's decisions over the fastest's: near 1 when every
+    /// thread got through alike, near 0 when one was starved.
+    pub fn fairness(&self) -> f64 {
+        self.fewest as f64 / self.most.max(1) as f64
     }
 }
 
@@ -40,7 +50,7 @@ pub fn run_for<K: Sync>(
 ) -> Run {
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
-    let (totals, elapsed) = std::thread::scope(|scope| {
+    let (per_thread, elapsed) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 let (stop, start, allow) = (&stop, &start, &allow);
@@ -64,16 +74,19 @@ pub fn run_for<K: Sync>(
         std::thread::sleep(duration);
         // Relaxed: see above; `join` orders the workers' counts.
         stop.store(true, Ordering::Relaxed);
-        let totals = workers
+        let per_thread: Vec<(u64, u64)> = workers
             .into_iter()
             .map(|w| w.join().expect("worker panicked"))
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        (totals, began.elapsed())
+            .collect();
+        (per_thread, began.elapsed())
     });
+    let decisions = per_thread.iter().map(|t| t.0);
     Run {
         threads,
-        decisions: totals.0,
-        admitted: totals.1,
+        decisions: decisions.clone().sum(),
+        admitted: per_thread.iter().map(|t| t.1).sum(),
+        fewest: decisions.clone().min().unwrap_or(0),
+        most: decisions.max().unwrap_or(0),
         elapsed,
     }
 }
@@ -136,6 +149,8 @@ fn run_counted(threads: usize, per_thread: u64, work: impl Fn(u64) -> u64 + Sync
         threads,
         decisions: per_thread * threads as u64,
         admitted,
+        fewest: per_thread,
+        most: per_thread,
         elapsed,
     }
 }

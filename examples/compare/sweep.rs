@@ -32,6 +32,9 @@ pub struct Sweep {
     pub threads: Vec<usize>,
     /// Decisions per second.
     pub per_second: Vec<Vec<f64>>,
+    /// The median over slices of the slowest thread's decisions over the
+    /// fastest's ([`Run::fairness`]), indexed like `per_second`.
+    pub fairness: Vec<Vec<f64>>,
 }
 
 /// Slices each contender's time in a cell is cut into. The contenders take
@@ -70,6 +73,7 @@ pub fn sweep(
     }
     let slice = run / SLICES;
     let mut samples = vec![vec![Vec::new(); threads.len()]; NAMES.len()];
+    let mut shares = samples.clone();
     for _ in 0..rounds {
         for (t, &count) in threads.iter().enumerate() {
             // Each contender's slices summed into one run.
@@ -77,6 +81,8 @@ pub fn sweep(
                 threads: count,
                 decisions: 0,
                 admitted: 0,
+                fewest: 0,
+                most: 0,
                 elapsed: Duration::ZERO,
             };
             let mut cells = [empty; NAMES.len()];
@@ -95,6 +101,7 @@ pub fn sweep(
                         NAMES[c]
                     );
                     assert!(result.decisions > 0, "{} made no decision", NAMES[c]);
+                    shares[c][t].push(result.fairness());
                     cells[c].decisions += result.decisions;
                     cells[c].admitted += result.admitted;
                     cells[c].elapsed += result.elapsed;
@@ -108,16 +115,22 @@ pub fn sweep(
     Sweep {
         label,
         threads: threads.to_vec(),
-        per_second: samples
-            .into_iter()
-            .map(|per_threads| {
-                per_threads
-                    .into_iter()
-                    .map(|mut s| median(&mut s))
-                    .collect()
-            })
-            .collect(),
+        per_second: medians(samples),
+        fairness: medians(shares),
     }
+}
+
+/// Each cell's median, for cells indexed `[contender][threads]`.
+fn medians(cells: Vec<Vec<Vec<f64>>>) -> Vec<Vec<f64>> {
+    cells
+        .into_iter()
+        .map(|per_threads| {
+            per_threads
+                .into_iter()
+                .map(|mut s| median(&mut s))
+                .collect()
+        })
+        .collect()
 }
 
 /// A saturation check's outcome.

@@ -97,7 +97,9 @@ impl KeyedOptions {
     /// Keep every key table a half to seven eighths full (default off).
     ///
     /// By default a shard's table is kept a third to five eighths full
-    /// while it has fewer than 16,384 slots (about 5,400 keys), and a half
+    /// while it has fewer than 16,384 slots (about 5,400 keys; with more
+    /// than 8 shards, proportionally fewer, so that all the tables turn
+    /// together once they hold 131,072 slots), and a half
     /// to seven eighths from then on: fuller tables cost a lookup little
     /// time of its own (lookups read eight slots' tags at once), but two
     /// threads on 10,000 shared keys over 8 shards made about 4 % fewer

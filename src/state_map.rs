@@ -135,7 +135,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                     }))
                 })
                 .collect(),
-            fill,
+            fill: fill.for_shards(count),
             #[cfg(not(tollgate_loom))]
             cached: thread_local::ThreadLocal::new(),
         }

@@ -3,8 +3,8 @@
 //!
 //! | setting | table | after a move | moves when more than | bytes per `u64` key | bytes per 15-byte `String` key |
 //! |---|---|---|---|---|---|
-//! | [`DEFAULT`](TableFill::DEFAULT) | under [`LARGE_TABLE_SLOTS`] slots | 1/3 full | 5/8 full | 27 to 51 | 53 to 99 |
-//! | [`DEFAULT`](TableFill::DEFAULT) | from [`LARGE_TABLE_SLOTS`] slots | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
+//! | [`DEFAULT`](TableFill::DEFAULT) | under [`LARGE_TABLE_SLOTS`] slots (fewer past 8 shards) | 1/3 full | 5/8 full | 27 to 51 | 53 to 99 |
+//! | [`DEFAULT`](TableFill::DEFAULT) | from [`LARGE_TABLE_SLOTS`] slots (fewer past 8 shards) | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
 //! | [`COMPACT`](TableFill::COMPACT) | any | 1/2 full | 7/8 full | 19 to 34 | 37 to 66 |
 //!
 //! A lookup reads its key's group of eight tags as one word
@@ -21,8 +21,18 @@
 
 /// Slots from which the default fill keeps a table compact: 16,384 (a
 /// shard holding more than about 5,400 keys), 256 KiB of `u64` entries or
-/// 512 KiB of `String` ones.
+/// 512 KiB of `String` ones, in a store of up to [`SHARDS_AT_FULL_SIZE`]
+/// shards.
 pub(crate) const LARGE_TABLE_SLOTS: usize = 1 << 14;
+
+/// Shards up to which a table turns compact at [`LARGE_TABLE_SLOTS`]; in a
+/// store of more shards the threshold shrinks in proportion, so all the
+/// store's tables together turn compact at the same size (131,072 slots).
+/// Whether lookups miss the caches depends on that total, not on one
+/// shard's table: four shards per CPU made a 16-core machine's tables at
+/// 100,000 keys a twelfth of the threshold each, all roomy, 32.9 bytes per
+/// `u64` key against 22.5 with 8 shards (`docs/benchmarks.md`).
+pub(crate) const SHARDS_AT_FULL_SIZE: usize = 8;
 
 /// How full a table may get; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +60,14 @@ impl TableFill {
 
     /// Every table a half to seven eighths full.
     pub(crate) const COMPACT: TableFill = TableFill { compact_from: 0 };
+
+    /// This fill for one of `shards` shards: past [`SHARDS_AT_FULL_SIZE`]
+    /// shards a table turns compact at a proportionally smaller size.
+    pub(crate) fn for_shards(self, shards: usize) -> Self {
+        TableFill {
+            compact_from: self.compact_from * SHARDS_AT_FULL_SIZE / shards.max(SHARDS_AT_FULL_SIZE),
+        }
+    }
 
     /// Whether a table of `capacity` slots with `taken` of them taken must
     /// move; it always leaves a slot empty, so probes end.
@@ -114,5 +132,24 @@ mod tests {
         let large = LARGE_TABLE_SLOTS;
         assert!(!TableFill::DEFAULT.too_full(large * 7 / 8, large));
         assert!(TableFill::DEFAULT.too_full(large * 7 / 8 + 1, large));
+    }
+
+    /// Past eight shards the switch moves down in proportion, so a store's
+    /// tables turn compact at the same total size; up to eight it stays.
+    #[test]
+    fn more_shards_turn_compact_at_smaller_tables() {
+        for shards in [1, 2, 8] {
+            assert_eq!(TableFill::DEFAULT.for_shards(shards), TableFill::DEFAULT);
+        }
+        let of_64 = TableFill::DEFAULT.for_shards(64);
+        let slots = LARGE_TABLE_SLOTS / 8;
+        assert!(of_64.too_full(slots * 7 / 8 + 1, slots));
+        assert!(!of_64.too_full(slots * 7 / 8, slots));
+        assert!(TableFill::DEFAULT.too_full(slots * 5 / 8 + 1, slots));
+        // A 64-shard store's share of 10,000 keys stays roomy; of 100,000
+        // it is built compact.
+        assert_eq!(of_64.capacity_for(156), 469);
+        assert_eq!(of_64.capacity_for(1_562), 3_125);
+        assert_eq!(TableFill::COMPACT.for_shards(64), TableFill::COMPACT);
     }
 }

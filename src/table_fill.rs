@@ -30,7 +30,7 @@ pub(crate) const LARGE_TABLE_SLOTS: usize = 1 << 14;
 /// store's tables together turn compact at the same size (131,072 slots).
 /// Whether lookups miss the caches depends on that total, not on one
 /// shard's table: four shards per CPU made a 16-core machine's tables at
-/// 100,000 keys a twelfth of the threshold each, all roomy, 32.9 bytes per
+/// 100,000 keys under a third of the threshold each, all roomy, 32.9 bytes per
 /// `u64` key against 22.5 with 8 shards (`docs/benchmarks.md`).
 pub(crate) const SHARDS_AT_FULL_SIZE: usize = 8;
 

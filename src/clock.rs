@@ -43,8 +43,9 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 /// Two ways to read it:
 ///
 /// * [`MonotonicClock::new`] (the default, and what `TokenBucket::new` and
-///   the other `new` constructors use): each reading is the counter value a
-///   [`ClockUpkeep`] thread last published, a plain load. One such thread,
+///   the other `new` constructors use): each reading is the time a
+///   [`ClockUpkeep`] thread last published (the counter, converted to
+///   nanoseconds by the thread), a plain load and a subtraction. One such thread,
 ///   publishing every [`SHARED_UPKEEP_INTERVAL`], is shared by every default
 ///   clock in the process; it starts with the first and stops when the last
 ///   is dropped. Readings trail real time by a lag of up to the interval
@@ -60,11 +61,44 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 ///   than the rest of a keyed `u64` decision together.
 #[derive(Clone, Debug)]
 pub struct MonotonicClock {
-    clock: quanta::Clock,
+    /// This clock's origin, in nanoseconds since the process's [`Epoch`].
     origin: u64,
     /// Keeps the shared upkeep running while this clock or a clone lives;
     /// `None` for an exact clock (or when the thread could not start).
     upkeep: Option<std::sync::Arc<ClockUpkeep>>,
+}
+
+/// The counter reading every clock in the process counts its nanoseconds
+/// from, so the upkeep can publish nanoseconds once per tick instead of each
+/// reading converting a counter value.
+struct Epoch {
+    counter: quanta::Clock,
+    start: u64,
+}
+
+impl Epoch {
+    /// The process's epoch, fixed by the first clock or upkeep to ask.
+    fn get() -> &'static Epoch {
+        static EPOCH: std::sync::OnceLock<Epoch> = std::sync::OnceLock::new();
+        EPOCH.get_or_init(|| {
+            let counter = quanta::Clock::new();
+            let start = counter.raw();
+            Epoch { counter, start }
+        })
+    }
+
+    /// Nanoseconds since the epoch, read from the counter now.
+    fn nanos_now(&self) -> u64 {
+        self.counter.delta_as_nanos(self.start, self.counter.raw())
+    }
+}
+
+/// Nanoseconds since the epoch, read from the counter: the default clock's
+/// reading while no upkeep publishes.
+#[cold]
+#[inline(never)]
+fn unpublished_nanos() -> u64 {
+    Epoch::get().nanos_now()
 }
 
 /// How often the upkeep shared by default [`MonotonicClock`]s publishes.
@@ -84,11 +118,8 @@ impl MonotonicClock {
     }
 
     fn with_upkeep(upkeep: Option<std::sync::Arc<ClockUpkeep>>) -> Self {
-        let clock = quanta::Clock::new();
-        let origin = clock.raw();
         Self {
-            clock,
-            origin,
+            origin: Epoch::get().nanos_now(),
             upkeep,
         }
     }
@@ -124,31 +155,35 @@ impl Default for MonotonicClock {
 impl Clock for MonotonicClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
-        if self.upkeep.is_none() {
-            return self.clock.delta_as_nanos(self.origin, self.clock.raw());
-        }
-        // Relaxed: the word is the whole message (a counter value), and
-        // per-location coherence keeps one thread's readings from going back.
-        let raw = match PUBLISHED_RAW.load(Ordering::Relaxed) {
-            NOT_PUBLISHED => self.clock.raw(),
-            published => published,
+        let since_epoch = if self.upkeep.is_none() {
+            Epoch::get().nanos_now()
+        } else {
+            // Relaxed: the word is the whole message (a time), and
+            // per-location coherence keeps one thread's readings from going
+            // back.
+            match PUBLISHED_NANOS.load(Ordering::Relaxed) {
+                NOT_PUBLISHED => unpublished_nanos(),
+                published => published,
+            }
         };
-        // A counter value plus one multiply: cheaper than `Instant::now`.
-        self.clock.delta_as_nanos(self.origin, raw)
+        // A load and a subtraction; the upkeep did the conversion. A clock
+        // made after the last publication reads zero until the next one.
+        since_epoch.saturating_sub(self.origin)
     }
 }
 
-/// The raw counter value the running upkeep threads last published, or
-/// [`NOT_PUBLISHED`] while none runs.
-static PUBLISHED_RAW: StdAtomicU64 = StdAtomicU64::new(NOT_PUBLISHED);
+/// The time, in nanoseconds since the [`Epoch`], that the running upkeep
+/// threads last published, or [`NOT_PUBLISHED`] while none runs.
+static PUBLISHED_NANOS: StdAtomicU64 = StdAtomicU64::new(NOT_PUBLISHED);
 
 /// Upkeep threads that may still publish.
 static UPKEEP_THREADS: StdAtomicUsize = StdAtomicUsize::new(0);
 
-/// No counter value is published: read the counter.
+/// No time is published: read the counter.
 const NOT_PUBLISHED: u64 = 0;
 
-/// A background thread that publishes the counter every `interval`, making
+/// A background thread that publishes the time (the counter, converted to
+/// nanoseconds) every `interval`, making
 /// default [`MonotonicClock`] readings a plain load; stops at once (and
 /// readings go back to counter reads unless another upkeep runs) when
 /// dropped.
@@ -194,13 +229,13 @@ impl ClockUpkeep {
         let spawned = std::thread::Builder::new()
             .name("tollgate-clock-upkeep".into())
             .spawn(move || {
-                let clock = quanta::Clock::new();
+                let epoch = Epoch::get();
                 let mut ready = Some(ready);
                 // Relaxed: the flag carries no data; `join` orders the exit.
                 while !flag.load(Ordering::Relaxed) {
                     // Relaxed: the value is self-contained; fetch_max keeps
-                    // the published counter monotonic across upkeeps.
-                    PUBLISHED_RAW.fetch_max(clock.raw().max(1), Ordering::Relaxed);
+                    // the published time monotonic across upkeeps.
+                    PUBLISHED_NANOS.fetch_max(epoch.nanos_now().max(1), Ordering::Relaxed);
                     if let Some(ready) = ready.take() {
                         let _ = ready.send(());
                     }
@@ -248,7 +283,7 @@ fn retire_upkeep_thread() {
     // `start` that counts itself first keeps the value published, and one
     // that counts itself after republishes on its first tick.
     if UPKEEP_THREADS.fetch_sub(1, Ordering::Relaxed) == 1 {
-        PUBLISHED_RAW.store(NOT_PUBLISHED, Ordering::Relaxed);
+        PUBLISHED_NANOS.store(NOT_PUBLISHED, Ordering::Relaxed);
     }
 }
 

@@ -40,8 +40,9 @@
 //!   applied by one CAS loop in [`PackedWord`]; the clock is read once,
 //!   before the loop.
 //! * Time comes from a [`Clock`]: [`MonotonicClock`] (a calibrated TSC via
-//!   `quanta`, published every millisecond by one shared upkeep thread, so a
-//!   reading is a load; [`MonotonicClock::exact`] reads the counter every
+//!   `quanta`, published in nanoseconds every millisecond by one shared
+//!   upkeep thread, so a reading is a load and a subtraction;
+//!   [`MonotonicClock::exact`] reads the counter every
 //!   time) by default, [`ManualClock`] in tests.
 //! * Memory stays bounded: [`KeyedLimiter::evict_idle`], an amortised sweep
 //!   on insertion, and an optional cap ([`KeyedOptions::max_keys`]).

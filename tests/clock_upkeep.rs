@@ -117,3 +117,28 @@ fn an_exact_clock_reads_the_counter_every_time() {
         last = now;
     }
 }
+
+#[test]
+fn a_default_clock_never_runs_ahead_of_an_exact_one_made_before_it() {
+    // Made first, the exact clock's origin is the earlier one, and it reads
+    // the counter after the upkeep last published: so it must read at least
+    // as much, give or take the counters of two cores (a millisecond here).
+    // Time published in counter ticks instead of nanoseconds would run ahead
+    // by more than that within the 20 ms this watches.
+    let exact = MonotonicClock::exact();
+    let default = MonotonicClock::new();
+    let slack = 1_000_000;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while default.now_nanos() < 20_000_000 && Instant::now() < deadline {
+        let upkept = default.now_nanos();
+        let read = exact.now_nanos();
+        assert!(
+            upkept <= read + slack,
+            "the default clock read {upkept} ns, the exact one then {read} ns"
+        );
+    }
+    assert!(
+        default.now_nanos() >= 20_000_000,
+        "the default clock did not reach 20 ms within two seconds"
+    );
+}

@@ -61,8 +61,14 @@ impl<C: Clock + ?Sized> Clock for &'static C {
 ///   than the rest of a keyed `u64` decision together.
 #[derive(Clone, Debug)]
 pub struct MonotonicClock {
-    /// This clock's origin, in nanoseconds since the process's [`Epoch`].
+    /// The process's epoch, held so an exact reading need not look it up.
+    epoch: &'static Epoch,
+    /// This clock's origin, in nanoseconds since the epoch: what published
+    /// times are read against.
     origin: u64,
+    /// This clock's origin as a counter value: what an exact reading is
+    /// scaled from, in one step, as the counter's own deltas are.
+    origin_counter: u64,
     /// Keeps the shared upkeep running while this clock or a clone lives;
     /// `None` for an exact clock (or when the thread could not start).
     upkeep: Option<std::sync::Arc<ClockUpkeep>>,
@@ -71,6 +77,7 @@ pub struct MonotonicClock {
 /// The counter reading every clock in the process counts its nanoseconds
 /// from, so the upkeep can publish nanoseconds once per tick instead of each
 /// reading converting a counter value.
+#[derive(Debug)]
 struct Epoch {
     counter: quanta::Clock,
     start: u64,
@@ -118,8 +125,12 @@ impl MonotonicClock {
     }
 
     fn with_upkeep(upkeep: Option<std::sync::Arc<ClockUpkeep>>) -> Self {
+        let epoch = Epoch::get();
+        let origin_counter = epoch.counter.raw();
         Self {
-            origin: Epoch::get().nanos_now(),
+            epoch,
+            origin: epoch.counter.delta_as_nanos(epoch.start, origin_counter),
+            origin_counter,
             upkeep,
         }
     }
@@ -155,16 +166,15 @@ impl Default for MonotonicClock {
 impl Clock for MonotonicClock {
     #[inline]
     fn now_nanos(&self) -> u64 {
-        let since_epoch = if self.upkeep.is_none() {
-            Epoch::get().nanos_now()
-        } else {
-            // Relaxed: the word is the whole message (a time), and
-            // per-location coherence keeps one thread's readings from going
-            // back.
-            match PUBLISHED_NANOS.load(Ordering::Relaxed) {
-                NOT_PUBLISHED => unpublished_nanos(),
-                published => published,
-            }
+        if self.upkeep.is_none() {
+            let counter = &self.epoch.counter;
+            return counter.delta_as_nanos(self.origin_counter, counter.raw());
+        }
+        // Relaxed: the word is the whole message (a time), and per-location
+        // coherence keeps one thread's readings from going back.
+        let since_epoch = match PUBLISHED_NANOS.load(Ordering::Relaxed) {
+            NOT_PUBLISHED => unpublished_nanos(),
+            published => published,
         };
         // A load and a subtraction; the upkeep did the conversion. A clock
         // made after the last publication reads zero until the next one.

@@ -15,11 +15,15 @@
 //! `docs/benchmarks.md` (the 16-core section) holds a run.
 
 use std::hint::black_box;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::{Backoff, CachePadded};
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use support::threads::{Run, until_stopped};
 
 /// A key and its state on one cache line, as in a table entry.
 #[repr(C, align(64))]
@@ -122,46 +126,25 @@ fn cell(threads: usize, retry: Retry, run: Duration) -> Cell {
         key,
         state: AtomicU64::new(0),
     };
-    let stop = AtomicBool::new(false);
-    let start = Barrier::new(threads + 1);
-    let (per_thread, elapsed) = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                let (entry, stop, start) = (&entry, &stop, &start);
-                scope.spawn(move || {
-                    let key = black_box(key);
-                    let (mut decisions, mut longest) = (0u64, Duration::ZERO);
-                    start.wait();
-                    // Relaxed: the flag carries no data.
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..64 {
-                            if let Some(waited) = decide(entry, &key, retry) {
-                                longest = longest.max(waited);
-                            }
-                        }
-                        decisions += 64;
-                    }
-                    (decisions, longest)
-                })
-            })
-            .collect();
-        start.wait();
-        let began = Instant::now();
-        std::thread::sleep(run);
-        stop.store(true, Ordering::Relaxed);
-        let per_thread: Vec<(u64, Duration)> = workers
-            .into_iter()
-            .map(|w| w.join().expect("worker panicked"))
-            .collect();
-        (per_thread, began.elapsed())
+    let (per_thread, elapsed) = until_stopped(threads, run, |_, stop| {
+        let key = black_box(key);
+        let (mut decisions, mut longest) = (0u64, Duration::ZERO);
+        // Relaxed: the flag carries no data.
+        while !stop.load(Ordering::Relaxed) {
+            for _ in 0..64 {
+                if let Some(waited) = decide(&entry, &key, retry) {
+                    longest = longest.max(waited);
+                }
+            }
+            decisions += 64;
+        }
+        (decisions, longest)
     });
-    let counts = per_thread.iter().map(|t| t.0);
-    let total: u64 = counts.clone().sum();
-    let fewest = counts.clone().min().unwrap_or(0);
-    let most = counts.max().unwrap_or(0).max(1);
+    let counts: Vec<(u64, u64)> = per_thread.iter().map(|t| (t.0, t.0)).collect();
+    let run = Run::of(threads, &counts, elapsed);
     Cell {
-        per_second: total as f64 / elapsed.as_secs_f64(),
-        fairness: fewest as f64 / most as f64,
+        per_second: run.per_second(),
+        fairness: run.fairness(),
         longest: per_thread.iter().map(|t| t.1).max().unwrap_or_default(),
     }
 }

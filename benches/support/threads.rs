@@ -25,6 +25,20 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run of `threads` threads that made `per_thread` (decisions,
+    /// admitted) in `elapsed`.
+    pub fn of(threads: usize, per_thread: &[(u64, u64)], elapsed: Duration) -> Run {
+        let decisions = per_thread.iter().map(|t| t.0);
+        Run {
+            threads,
+            decisions: decisions.clone().sum(),
+            admitted: per_thread.iter().map(|t| t.1).sum(),
+            fewest: decisions.clone().min().unwrap_or(0),
+            most: decisions.max().unwrap_or(0),
+            elapsed,
+        }
+    }
+
     /// Decisions per second, all threads together.
     pub fn per_second(&self) -> f64 {
         self.decisions as f64 / self.elapsed.as_secs_f64()
@@ -48,47 +62,53 @@ pub fn run_for<K: Sync>(
     keys: &[K],
     allow: impl Fn(&K) -> bool + Sync,
 ) -> Run {
+    let (per_thread, elapsed) = until_stopped(threads, duration, |t, stop| {
+        let mut pick = Pick::new(0x5eed + t as u64 * 0x1234_5678_9abc);
+        let (mut decisions, mut admitted) = (0, 0);
+        // Relaxed: the flag carries no data, only "time is up".
+        while !stop.load(Ordering::Relaxed) {
+            for _ in 0..BATCH {
+                admitted += u64::from(allow(&keys[pick.below(keys.len())]));
+            }
+            decisions += BATCH;
+        }
+        (decisions, admitted)
+    });
+    Run::of(threads, &per_thread, elapsed)
+}
+
+/// Starts `threads` threads together, each running `work(t, &stop)` for its
+/// index `t` until `stop` is set, about `duration` after the common start;
+/// returns each thread's result and the wall time from that start until the
+/// last one ended.
+pub fn until_stopped<T: Send>(
+    threads: usize,
+    duration: Duration,
+    work: impl Fn(usize, &AtomicBool) -> T + Sync,
+) -> (Vec<T>, Duration) {
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
-    let (per_thread, elapsed) = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
-                let (stop, start, allow) = (&stop, &start, &allow);
+                let (stop, start, work) = (&stop, &start, &work);
                 scope.spawn(move || {
-                    let mut pick = Pick::new(0x5eed + t as u64 * 0x1234_5678_9abc);
-                    let (mut decisions, mut admitted) = (0, 0);
                     start.wait();
-                    // Relaxed: the flag carries no data, only "time is up".
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..BATCH {
-                            admitted += u64::from(allow(&keys[pick.below(keys.len())]));
-                        }
-                        decisions += BATCH;
-                    }
-                    (decisions, admitted)
+                    work(t, stop)
                 })
             })
             .collect();
         start.wait();
         let began = Instant::now();
         std::thread::sleep(duration);
-        // Relaxed: see above; `join` orders the workers' counts.
+        // Relaxed: the flag carries no data; `join` orders the results.
         stop.store(true, Ordering::Relaxed);
-        let per_thread: Vec<(u64, u64)> = workers
+        let results = workers
             .into_iter()
             .map(|w| w.join().expect("worker panicked"))
             .collect();
-        (per_thread, began.elapsed())
-    });
-    let decisions = per_thread.iter().map(|t| t.0);
-    Run {
-        threads,
-        decisions: decisions.clone().sum(),
-        admitted: per_thread.iter().map(|t| t.1).sum(),
-        fewest: decisions.clone().min().unwrap_or(0),
-        most: decisions.max().unwrap_or(0),
-        elapsed,
-    }
+        (results, began.elapsed())
+    })
 }
 
 /// Runs `threads` threads that make `per_thread` decisions each; for

@@ -96,7 +96,12 @@ impl Epoch {
 
     /// Nanoseconds since the epoch, read from the counter now.
     fn nanos_now(&self) -> u64 {
-        self.counter.delta_as_nanos(self.start, self.counter.raw())
+        self.nanos_at(self.counter.raw())
+    }
+
+    /// Nanoseconds from the epoch to the counter value `counter`.
+    fn nanos_at(&self, counter: u64) -> u64 {
+        self.counter.delta_as_nanos(self.start, counter)
     }
 }
 
@@ -129,7 +134,7 @@ impl MonotonicClock {
         let origin_counter = epoch.counter.raw();
         Self {
             epoch,
-            origin: epoch.counter.delta_as_nanos(epoch.start, origin_counter),
+            origin: epoch.nanos_at(origin_counter),
             origin_counter,
             upkeep,
         }

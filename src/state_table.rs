@@ -214,7 +214,7 @@ impl<K, V> Table<K, V> {
 
     /// The entry in `slot` of `group`, whose tag a word loaded with acquire
     /// ordering showed taken ([`tag_group::candidates`] flags only taken
-    /// slots).
+    /// slots), or which this thread has just written in `put`.
     #[inline]
     fn published(&self, group: usize, slot: usize) -> &(K, V) {
         self.entries[group].0[slot].with(|entry| {
@@ -222,9 +222,10 @@ impl<K, V> Table<K, V> {
             // with acquire ordering, which orders this read after the
             // entry's write: by `put`, which stores the word with release
             // ordering after it, or by `with_entries`, before the table was
-            // shared. No write follows while it is shared, so a shared
-            // borrow for as long as `self` lives is sound. A taken tag also
-            // means the entry is initialised (module docs).
+            // shared; or the caller is that `put`, after its own write. No
+            // write follows while it is shared, so a shared borrow for as
+            // long as `self` lives is sound. A taken tag also means the
+            // entry is initialised (module docs).
             #[allow(unsafe_code)]
             unsafe {
                 (*entry).assume_init_ref()
@@ -247,15 +248,18 @@ impl<K, V> Table<K, V> {
             // every tag exactly.
             self.groups[group].load(Ordering::Relaxed)
         });
-        let (_, state) = self.entries[group].0[in_group].with_mut(|entry| {
+        self.entries[group].0[in_group].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
             // (see `find_by` and `entries`), and by this function's contract no
             // other writer runs. An empty tag also means the entry holds
             // nothing to drop: a tag is set only together with its entry
-            // (here and in `with_entries`). The shared borrow returned is
-            // made after the write, and no write follows while the table is
-            // shared.
-            unsafe { &*(*entry).write((key, state)) }
+            // (here and in `with_entries`). The write goes through the raw
+            // pointer, not through a `&mut` to the entry, so the borrow
+            // returned below derives from the cell as every reader's does:
+            // a `&mut`-derived borrow would be invalidated, under Stacked
+            // Borrows, by the first CAS another thread makes on the state
+            // through its own borrow.
+            unsafe { entry.cast::<(K, V)>().write((key, state)) }
         });
         // Release: publishes the entry written above to readers that load
         // this word with acquire ordering (`find_by`, `entries`).
@@ -263,7 +267,7 @@ impl<K, V> Table<K, V> {
             tag_group::with_tag(word, in_group, tag_group::tag_of(hash)),
             Ordering::Release,
         );
-        state
+        &self.published(group, in_group).1
     }
 
     /// Every entry, in slot order: each group's word loaded once.
@@ -345,6 +349,22 @@ impl<K, V> Drop for TakenEntries<K, V> {
 #[allow(unsafe_code)]
 mod tests {
     use super::*;
+
+    /// The inserting thread keeps updating the state `put` returned while
+    /// readers update it through the borrows `find` gives them. Plain
+    /// `cargo test` cannot tell a wrong derivation apart; under Miri this
+    /// fails if `put` returns a borrow derived from a `&mut` to the entry
+    /// (a reader's write then invalidates it under Stacked Borrows).
+    #[test]
+    fn the_state_put_returns_stays_usable_after_a_reader_writes_it() {
+        let table: Table<u64, AtomicU64> = Table::with_capacity(8);
+        let inserted = unsafe { table.put(7, 1, AtomicU64::new(0)) };
+        let found = table.find(7, &1).expect("the key just put");
+        // Relaxed: one thread; only the values matter.
+        found.store(5, Ordering::Relaxed);
+        assert_eq!(inserted.fetch_add(1, Ordering::Relaxed), 5);
+        assert_eq!(found.load(Ordering::Relaxed), 6);
+    }
 
     #[test]
     fn finds_what_it_put_even_when_every_key_shares_a_home() {

@@ -130,6 +130,10 @@ fn any_cloneable_key_wrapped_in_as_is_is_looked_up_by_itself() {
     assert_eq!(limiter.len(), 2);
 }
 
+/// Keys enough to move a one-shard table several times; fewer under Miri,
+/// which interprets every step.
+const MOVING_KEYS: usize = if cfg!(miri) { 200 } else { 2_000 };
+
 /// Inline and heap keys alike survive many table moves, with and without
 /// another thread holding the old tables (which makes the moves clone keys
 /// instead of moving them).
@@ -160,7 +164,7 @@ fn string_keys_of_both_kinds_survive_table_moves() {
                     let mut peeks = u64::from(limiter.check_n("k0", 0).is_ok());
                     // Relaxed: a count to wait on; it orders no other memory.
                     caching.fetch_add(1, Ordering::Relaxed);
-                    while limiter.len() < 2_000 {
+                    while limiter.len() < MOVING_KEYS {
                         peeks += u64::from(limiter.check_n("k0", 0).is_ok());
                     }
                     peeks
@@ -171,16 +175,16 @@ fn string_keys_of_both_kinds_survive_table_moves() {
         while caching.load(Ordering::Relaxed) < readers {
             thread::yield_now();
         }
-        for i in 0..2_000 {
+        for i in 0..MOVING_KEYS {
             assert!(limiter.allow(&key(i)), "key {i} is new");
         }
         for peeker in peekers {
             assert!(peeker.join().expect("peeker") > 0);
         }
-        for i in 0..2_000 {
+        for i in 0..MOVING_KEYS {
             assert!(!limiter.allow(&key(i)), "key {i} was tracked");
         }
-        assert_eq!(limiter.len(), 2_000);
+        assert_eq!(limiter.len(), MOVING_KEYS);
     }
 }
 
@@ -220,12 +224,12 @@ fn a_keys_own_hash_is_the_only_one_the_tables_use() {
     let limiter: TokenBucket<Tenant, ManualClock> =
         TokenBucket::with_options(Quota::per_hour(1), ManualClock::new(), options);
     let tenant = |i: usize| Tenant(format!("tenant-{i}"));
-    for i in 0..2_000 {
+    for i in 0..MOVING_KEYS {
         assert!(limiter.allow(&tenant(i)), "tenant {i} is new");
     }
-    for i in 0..2_000 {
+    for i in 0..MOVING_KEYS {
         assert!(!limiter.allow(&tenant(i)), "tenant {i} was tracked");
     }
-    assert_eq!(limiter.len(), 2_000);
+    assert_eq!(limiter.len(), MOVING_KEYS);
     assert_eq!(limiter.evict_idle(), 0);
 }

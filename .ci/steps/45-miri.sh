@@ -16,3 +16,5 @@ export MIRIFLAGS="-Zmiri-strict-provenance"
 cargo +nightly miri setup
 cargo +nightly miri test --lib -- state_table store short_bytes tag_group
 cargo +nightly miri test --test table_moves --test keys
+# The table's own tests again under Tree Borrows, the other aliasing model.
+MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" cargo +nightly miri test --lib -- state_table

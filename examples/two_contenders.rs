@@ -21,16 +21,11 @@ mod support;
 
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
+use support::median::median;
 use support::threads::run_for;
 
 /// Time each contender runs in all, cut into turns.
 const TOTAL: Duration = Duration::from_secs(2);
-
-/// The value in the middle of `values` (sorted here).
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 /// The argument at `at` as a count from 1 to `most`, or `default` if absent.
 fn count_arg(at: usize, default: u64, most: u64) -> Result<u64, String> {

@@ -8,4 +8,5 @@ pub mod baseline;
 pub mod contenders;
 pub mod floor;
 pub mod keys;
+pub mod median;
 pub mod threads;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::keys::Pick;
 
 /// What one run did.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Run {
     /// Threads that ran.
     pub threads: usize,

@@ -5,6 +5,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use crate::support::keys::Pick;
+use crate::support::median::median;
 
 /// One contender: runs `n` decisions, returns the time taken and how many
 /// were admitted.
@@ -117,15 +118,4 @@ pub fn measure(contenders: &mut [Timed<'_>], rounds: usize, batch: u64) -> Vec<S
             admitted,
         })
         .collect()
-}
-
-/// The median of `values` (sorted in place).
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
 }

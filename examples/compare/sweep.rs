@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use tollgate::{FixedWindow, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket};
 
-use crate::single::median;
 use crate::support::contenders::{Spec, governor_keyed};
 use crate::support::keys::string_keys;
+use crate::support::median::median;
 use crate::support::threads::{Run, run_for};
 
 /// Thread counts swept unless `--threads` names others.
@@ -79,11 +79,7 @@ pub fn sweep(
             // Each contender's slices summed into one run.
             let empty = Run {
                 threads: count,
-                decisions: 0,
-                admitted: 0,
-                fewest: 0,
-                most: 0,
-                elapsed: Duration::ZERO,
+                ..Run::default()
             };
             let mut cells = [empty; NAMES.len()];
             for _ in 0..SLICES {

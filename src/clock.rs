@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize};
 
+use crossbeam_utils::CachePadded;
+
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -86,7 +88,11 @@ struct Epoch {
 impl Epoch {
     /// The process's epoch, fixed by the first clock or upkeep to ask.
     fn get() -> &'static Epoch {
-        static EPOCH: std::sync::OnceLock<Epoch> = std::sync::OnceLock::new();
+        // Padded: exact readings read it on every decision, and a static the
+        // linker puts beside it, written by another thread, would make each
+        // of those reads a miss.
+        static EPOCH: CachePadded<std::sync::OnceLock<Epoch>> =
+            CachePadded::new(std::sync::OnceLock::new());
         EPOCH.get_or_init(|| {
             let counter = quanta::Clock::new();
             let start = counter.raw();
@@ -189,7 +195,13 @@ impl Clock for MonotonicClock {
 
 /// The time, in nanoseconds since the [`Epoch`], that the running upkeep
 /// threads last published, or [`NOT_PUBLISHED`] while none runs.
-static PUBLISHED_NANOS: StdAtomicU64 = StdAtomicU64::new(NOT_PUBLISHED);
+///
+/// Padded to a line of its own: every default reading loads it, and an
+/// unrelated static beside it that another thread writes (an allocator's
+/// counters, a metric) would turn each of those loads into a miss, about
+/// three times a keyed decision's cost (`docs/benchmarks.md`, levers).
+static PUBLISHED_NANOS: CachePadded<StdAtomicU64> =
+    CachePadded::new(StdAtomicU64::new(NOT_PUBLISHED));
 
 /// Upkeep threads that may still publish.
 static UPKEEP_THREADS: StdAtomicUsize = StdAtomicUsize::new(0);

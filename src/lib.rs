@@ -71,6 +71,7 @@ pub mod fixed_window;
 mod key;
 mod keyed;
 mod limiter;
+mod map_hasher;
 mod options;
 mod packed_word;
 mod quota;

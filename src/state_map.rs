@@ -37,6 +37,7 @@ use std::borrow::Borrow;
 use crossbeam_utils::CachePadded;
 
 use crate::key::Key;
+use crate::map_hasher::MapHasher;
 use crate::retire::Retire;
 use crate::state_table::Table;
 use crate::sync::{Arc, Mutex, lock};
@@ -59,13 +60,6 @@ fn default_shards() -> usize {
     }
     4 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
-
-#[cfg(not(tollgate_loom))]
-type Hasher = foldhash::fast::RandomState;
-
-/// A fixed-key hasher under loom: each execution must see the same layout.
-#[cfg(tollgate_loom)]
-type Hasher = std::hash::BuildHasherDefault<std::hash::DefaultHasher>;
 
 /// A shard's lock around its current table and counts.
 type ShardLock<K, V> = CachePadded<Mutex<Shard<K, V>>>;
@@ -106,7 +100,8 @@ pub(crate) enum Found {
 
 /// Per-key states of type `V` under keys `K`.
 pub(crate) struct StateMap<K: Key, V: Send + Sync> {
-    hasher: Hasher,
+    /// The store's own seeds (see [`MapHasher`]).
+    hasher: MapHasher,
     shards: Box<[ShardLock<K, V>]>,
     /// How full a table may get before it moves.
     fill: TableFill,
@@ -124,7 +119,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             .clamp(1, 1 << 16)
             .next_power_of_two();
         StateMap {
-            hasher: Hasher::default(),
+            hasher: MapHasher::random(),
             shards: (0..count)
                 .map(|_| {
                     CachePadded::new(Mutex::new(Shard {
@@ -143,7 +138,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
 
     #[inline]
     fn hash(&self, key: &K::Lookup) -> u64 {
-        K::hash_with(key, &self.hasher)
+        K::hash_with(key, &&self.hasher)
     }
 
     /// The shard for `hash`: bits above the seven the tags use; the table

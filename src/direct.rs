@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crossbeam_utils::CachePadded;
+
 use crate::algorithm::{Algorithm, refusal};
 use crate::clock::{Clock, MonotonicClock};
 use crate::decision::Decision;
@@ -24,10 +26,18 @@ use crate::quota::Quota;
 /// assert!(!limiter.check_n(1)?.allowed());
 /// # Ok::<(), tollgate::InsufficientCapacity>(())
 /// ```
+///
+/// The limiter takes whole cache lines of its own (it is aligned to
+/// `crossbeam_utils::CachePadded`'s boundary, 128 bytes on `x86_64`), so a
+/// counter that a caller keeps beside it and other threads write cannot
+/// share a line with its state or rule: measured, such a neighbour made
+/// each decision about six times dearer (`docs/benchmarks.md`, levers).
 pub struct DirectLimiter<A: Algorithm, C = MonotonicClock> {
     rule: A,
     state: A::State,
     clock: C,
+    /// No bytes; aligns the limiter so that it fills whole lines.
+    _own_lines: CachePadded<()>,
 }
 
 impl<A: Algorithm> DirectLimiter<A, MonotonicClock> {
@@ -42,7 +52,12 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
     pub fn with_clock(quota: Quota, clock: C) -> Self {
         let rule = A::from_quota(&quota);
         let state = rule.fresh();
-        DirectLimiter { rule, state, clock }
+        DirectLimiter {
+            rule,
+            state,
+            clock,
+            _own_lines: CachePadded::new(()),
+        }
     }
 
     /// Spends `cost` units if available; see [`RateLimiter::check_n`].

@@ -30,6 +30,9 @@ struct Bookkeeping {
 /// Per-key states of type `V` under keys `K`.
 pub(crate) struct Store<K: Key, V: Send + Sync> {
     map: StateMap<K, V>,
+    /// Padded: insertions write these, lookups never do. The padding also
+    /// aligns the whole limiter, so it fills cache lines of its own
+    /// (`tests/own_lines.rs`).
     books: CachePadded<Bookkeeping>,
     options: KeyedOptions,
     /// How long a state must have been fresh for the automatic sweep.

@@ -516,16 +516,22 @@ fn cell(text: &str) -> String {
 
 /// The CPU model and core count, from the OS.
 fn machine() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    format!("{model}, {} cores", cores())
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    // The first CPU's value for `field` (the name up to the colon).
+    let field = |field: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(field))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|v| v.trim().to_owned())
+    };
+    let name = field("model name").unwrap_or_else(|| "unknown CPU".to_owned());
+    // Virtual machines often report only a generic name; family and model
+    // tell the generations apart.
+    let generation = match (field("cpu family"), field("model")) {
+        (Some(family), Some(model)) => format!(" (family {family}, model {model})"),
+        _ => String::new(),
+    };
+    format!("{name}{generation}, {} cores", cores())
 }
 
 /// The CPUs this process may run on.

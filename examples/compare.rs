@@ -40,6 +40,7 @@ use single::{Sample, Timed, keyed, measure};
 use steal::Steal;
 use support::contenders::{Spec, governor_direct, governor_keyed};
 use support::floor;
+use support::keyed_floor::KeyedFloor;
 use support::keys::{string_keys, u64_keys};
 
 /// How long each part runs.
@@ -128,6 +129,7 @@ fn main() -> ExitCode {
         MonotonicClock::new(),
         KeyedOptions::new().compact_tables(true),
     );
+    let (floor_clock, string_floor) = (MonotonicClock::new(), KeyedFloor::new(keys));
     let mut contenders = vec![
         keyed("tollgate TokenBucket<String>", keys, |k| tollgate.allow(k)),
         keyed("tollgate TokenBucket<String>, exact clock", keys, |k| {
@@ -145,6 +147,7 @@ fn main() -> ExitCode {
         keyed("tollgate TokenBucket<String>, compact tables", keys, |k| {
             tollgate_compact.allow(k)
         }),
+        keyed(KEYED_FLOOR, keys, |k| string_floor.allow(&floor_clock, k)),
     ];
     let s = report(
         "Single thread, 10,000 `String` keys, allowed path",
@@ -167,6 +170,7 @@ fn main() -> ExitCode {
         ratio: s[3].median_ns / s[0].median_ns,
         goal: 2.5,
     });
+    let mut ceilings = vec![Ceiling::single("10k String", &s[2], &s[6], &s[0])];
     drop(contenders);
 
     // Single thread, 10,000 u64 keys.
@@ -176,6 +180,7 @@ fn main() -> ExitCode {
         TokenBucket::with_clock(spec.tollgate(), MonotonicClock::exact());
     let governor = governor_keyed::<u64>(spec);
     let std_mutex = spec.std_bucket::<u64>();
+    let u64_floor = KeyedFloor::new(&keys);
     let mut contenders = vec![
         keyed("tollgate TokenBucket<u64>", &keys, |k| tollgate.allow(k)),
         keyed("tollgate TokenBucket<u64>, exact clock", &keys, |k| {
@@ -185,6 +190,7 @@ fn main() -> ExitCode {
             governor.check_key(k).is_ok()
         }),
         keyed("std Mutex<HashMap<u64, _>>", &keys, |k| std_mutex.allow(k)),
+        keyed(KEYED_FLOOR, &keys, |k| u64_floor.allow(&floor_clock, k)),
     ];
     let s = report(
         "Single thread, 10,000 `u64` keys, allowed path",
@@ -202,6 +208,7 @@ fn main() -> ExitCode {
         ratio: s[2].median_ns / s[1].median_ns,
         goal: 1.5,
     });
+    ceilings.push(Ceiling::single("10k u64", &s[2], &s[4], &s[0]));
     drop(contenders);
 
     insertion(&spec, plan, &mut failures);
@@ -274,6 +281,12 @@ fn main() -> ExitCode {
         ratio: tenk[0][two] / tenk[2][two],
         goal: 6.0,
     });
+    let floor_at = sweep::NAMES.len() - 1;
+    ceilings.push(Ceiling {
+        what: "2 threads, 10k keys",
+        floor_over_governor: tenk[floor_at][two] / tenk[1][two],
+        tollgate_over_floor: tenk[0][two] / tenk[floor_at][two],
+    });
 
     // Correctness under saturation.
     println!("## Saturation checks (one key, 2 threads, far over quota)\n");
@@ -341,6 +354,7 @@ fn main() -> ExitCode {
             if bytes <= 64.0 { "yes" } else { "no" }
         );
     }
+    print_ceilings(&ceilings);
     // Whole-run steal: a run with much of it is one to repeat, not to read.
     println!("\nwhole run: {}\n", whole_run.line());
 
@@ -358,6 +372,45 @@ fn main() -> ExitCode {
             eprintln!("FAILED: {f}");
         }
         ExitCode::FAILURE
+    }
+}
+
+/// The keyed floor's row name in the single-thread tables.
+const KEYED_FLOOR: &str = "floor: one inline slot per key + clock read + CAS loop (not a limiter)";
+
+/// How far the keyed floor (`support::keyed_floor`) sits from governor,
+/// and tollgate from the floor, in one case of this run.
+struct Ceiling {
+    what: &'static str,
+    /// The floor's speed over governor's: the most any keyed design could
+    /// beat governor by here.
+    floor_over_governor: f64,
+    /// Tollgate's speed over the floor's (at most about 1).
+    tollgate_over_floor: f64,
+}
+
+impl Ceiling {
+    /// A single-thread case from its medians.
+    fn single(what: &'static str, governor: &Sample, floor: &Sample, tollgate: &Sample) -> Self {
+        Ceiling {
+            what,
+            floor_over_governor: governor.median_ns / floor.median_ns,
+            tollgate_over_floor: floor.median_ns / tollgate.median_ns,
+        }
+    }
+}
+
+/// The ceilings table: what the targets' ratios could reach on this
+/// machine, for reading a missed target.
+fn print_ceilings(ceilings: &[Ceiling]) {
+    println!("\n## Ceilings (the keyed floor: no limiter, only the memory a lookup must touch)\n");
+    println!("| case | floor / governor keyed | tollgate / floor |");
+    println!("|---|---:|---:|");
+    for c in ceilings {
+        println!(
+            "| {} | {:.2}x | {:.2}x |",
+            c.what, c.floor_over_governor, c.tollgate_over_floor
+        );
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod contenders;
 pub mod floor;
+pub mod keyed_floor;
 pub mod keys;
 pub mod median;
 pub mod threads;

@@ -14,11 +14,13 @@ const FONTS: [&str; 3] = [
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
 ];
 
-const COLOURS: [RGBColor; 4] = [
+const COLOURS: [RGBColor; 5] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x2c, 0xa0, 0x2c),
     RGBColor(0xff, 0x7f, 0x0e),
+    // The keyed floor, grey: a reference line, not a contender.
+    RGBColor(0x7f, 0x7f, 0x7f),
 ];
 
 /// Draws one panel per sweep into `path`.

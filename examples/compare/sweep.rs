@@ -5,9 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use tollgate::{FixedWindow, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket};
+use tollgate::{
+    FixedWindow, MonotonicClock, RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket,
+};
 
 use crate::support::contenders::{Spec, governor_keyed};
+use crate::support::keyed_floor::KeyedFloor;
 use crate::support::keys::string_keys;
 use crate::support::median::median;
 use crate::support::threads::{Run, run_for};
@@ -16,11 +19,12 @@ use crate::support::threads::{Run, run_for};
 pub const DEFAULT_THREADS: [usize; 4] = [1, 2, 4, 8];
 
 /// The contenders, in table order.
-pub const NAMES: [&str; 4] = [
+pub const NAMES: [&str; 5] = [
     "tollgate TokenBucket",
     "governor keyed",
     "std Mutex<HashMap>",
     "parking_lot Mutex<HashMap>",
+    "keyed floor (not a limiter)",
 ];
 
 /// Median decisions per second for one key set, indexed `[contender][threads]`.
@@ -64,6 +68,7 @@ pub fn sweep(
     let governor = governor_keyed::<String>(spec);
     let std_mutex = spec.std_bucket::<String>();
     let parking_lot = spec.parking_lot_bucket::<String>();
+    let (floor_clock, floor) = (MonotonicClock::new(), KeyedFloor::new(keys));
     for key in keys {
         // Track every key first: the sweep times the hit path.
         tollgate.allow(key);
@@ -88,6 +93,7 @@ pub fn sweep(
                     run_for(count, slice, keys, |k| governor.check_key(k).is_ok()),
                     run_for(count, slice, keys, |k| std_mutex.allow(k)),
                     run_for(count, slice, keys, |k| parking_lot.allow(k)),
+                    run_for(count, slice, keys, |k| floor.allow(&floor_clock, k)),
                 ];
                 for (c, result) in runs.iter().enumerate() {
                     // A bucket of a billion tokens cannot run dry here.

@@ -19,6 +19,7 @@ mod support;
 
 use support::contenders::{Spec, governor_direct, governor_keyed};
 use support::floor;
+use support::keyed_floor::{FloorKey, KeyedFloor};
 use support::keys::{Pick, string_keys, u64_keys};
 
 /// A log quota small enough that the exact log stays short per key.
@@ -46,7 +47,7 @@ fn bench_keys<K>(
 
 /// Every keyed implementation on `keys`, on the allowed path (`denied`
 /// false) or with every key exhausted.
-fn keyed_case<K: tollgate::Key + Hash + Eq + Clone + 'static>(
+fn keyed_case<K: tollgate::Key + FloorKey + Hash + Eq + Clone + 'static>(
     c: &mut Criterion,
     name: &str,
     keys: &[K],
@@ -117,6 +118,9 @@ fn keyed_case<K: tollgate::Key + Hash + Eq + Clone + 'static>(
         });
     }
     if !denied {
+        // Not a limiter: the least memory a lookup by key must touch.
+        let (clock, floor) = (MonotonicClock::new(), KeyedFloor::new(keys));
+        bench_keys(&mut g, "keyed_floor", keys, |k| floor.allow(&clock, k));
         // The exact logs hold every admission, so they get a short window.
         let log_quota = LOG.tollgate();
         let limiter: SlidingWindowLog<K> = SlidingWindowLog::new(log_quota);

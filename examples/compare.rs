@@ -3,7 +3,7 @@
 //! thread sweep, saturation checks and bytes per key.
 //!
 //! ```text
-//! cargo run --release --example compare                 # about 45 s
+//! cargo run --release --example compare                 # under a minute
 //! cargo run --release --example compare -- --quick      # correctness only
 //! cargo run --release --example compare -- --chart docs/benchmarks-threads.png
 //! cargo run --release --example compare -- --threads 1,2,4,8,16

@@ -74,6 +74,8 @@ mod limiter;
 mod map_hasher;
 mod options;
 mod packed_word;
+#[cfg(not(tollgate_loom))]
+mod per_thread;
 mod quota;
 mod quota_parse;
 #[cfg(feature = "redis")]

@@ -6,7 +6,8 @@
 //! idle states, moving the live states to a new table when the table fills
 //! or empties. Each thread keeps, per shard, a reference to the table it
 //! last saw (a per-thread cache, so a lookup needs no reference-count
-//! update), and looks keys up in it with plain loads:
+//! update; found through `PerThread`'s memo), and looks keys up in it with
+//! plain loads:
 //!
 //! | lookup finds                          | what the caller does                    |
 //! |---------------------------------------|-----------------------------------------|
@@ -38,6 +39,8 @@ use crossbeam_utils::CachePadded;
 
 use crate::key::Key;
 use crate::map_hasher::MapHasher;
+#[cfg(not(tollgate_loom))]
+use crate::per_thread::PerThread;
 use crate::retire::Retire;
 use crate::state_table::Table;
 use crate::sync::{Arc, Mutex, lock};
@@ -107,7 +110,7 @@ pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     fill: TableFill,
     /// Each thread's tables, one slot per shard.
     #[cfg(not(tollgate_loom))]
-    cached: thread_local::ThreadLocal<TableCache<K, V>>,
+    cached: PerThread<TableCache<K, V>>,
 }
 
 impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
@@ -132,7 +135,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 .collect(),
             fill: fill.for_shards(count),
             #[cfg(not(tollgate_loom))]
-            cached: thread_local::ThreadLocal::new(),
+            cached: PerThread::new(),
         }
     }
 
@@ -173,20 +176,8 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         shard: usize,
         f: impl FnOnce(&KeyTable<K, V>) -> Option<R>,
     ) -> Option<R> {
-        // `get` is small enough to inline; `get_or` carries the insertion
-        // and stayed a call, so it is only the first lookup's path.
-        let cached = match self.cached.get() {
-            Some(cached) => cached,
-            None => self.first_cache(),
-        };
+        let cached = self.cached.get_or(|| self.empty_cache());
         f(cached.try_borrow().ok()?[shard].as_deref()?)
-    }
-
-    /// This thread's caches, made on its first lookup.
-    #[cfg(not(tollgate_loom))]
-    #[cold]
-    fn first_cache(&self) -> &TableCache<K, V> {
-        self.cached.get_or(|| self.empty_cache())
     }
 
     /// Runs `f` on the shard's current table, read under its lock and used

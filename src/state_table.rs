@@ -25,7 +25,8 @@
 //! is uninitialised memory until its tag is taken, so a `u64` key with a
 //! `u64` state takes 16 bytes, not the 24 an `Option` around it would.
 //!
-//! This is the crate's one use of `unsafe`: a `OnceLock` per entry did the
+//! This is one of the crate's two uses of `unsafe` (the other is
+//! each thread's memo in `src/per_thread.rs`): a `OnceLock` per entry did the
 //! same safely, but its publication costs two locked instructions per new
 //! key where a release store is a plain store on x86-64, and insertions took
 //! about half as long again with it (`docs/benchmarks.md`, levers). The tag

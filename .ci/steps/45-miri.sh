@@ -17,5 +17,6 @@ export MIRIFLAGS="-Zmiri-strict-provenance"
 cargo +nightly miri setup
 cargo +nightly miri test --lib -- state_table store short_bytes tag_group per_thread
 cargo +nightly miri test --test table_moves --test keys --test many_limiters
-# The table's own tests again under Tree Borrows, the other aliasing model.
-MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" cargo +nightly miri test --lib -- state_table per_thread store
+# The table's and the memo's own tests again under Tree Borrows, the other
+# aliasing model.
+MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" cargo +nightly miri test --lib -- state_table per_thread

@@ -135,22 +135,60 @@ impl<A: Algorithm, K: Key, C: Clock> KeyedLimiter<A, K, C> {
         }
     }
 
-    /// The slow path: the lock-free lookup missed `key` or found its state
-    /// retired. Under the shard lock no state is retired, so `check` answers
-    /// there; a `None` below means the key is not tracked.
+    /// The slow path of `check_n`: the lock-free lookup missed `key` or
+    /// found its state retired.
     #[cold]
     #[inline(never)]
     fn check_untracked(&self, key: &K::Lookup, now: u64, cost: u64) -> Decision {
-        let check = |state: &A::State, now| self.rule.check(state, now, cost);
+        self.decide_untracked(
+            key,
+            now,
+            cost,
+            |state, now| self.rule.check(state, now, cost),
+            |decision| decision,
+        )
+    }
+
+    /// The slow path of `allow_n`: as [`check_untracked`](Self::check_untracked),
+    /// but computing only whether the request passes, as the hit path does
+    /// (a first request for a key is common: each new client's first).
+    #[cold]
+    #[inline(never)]
+    fn admit_untracked(&self, key: &K::Lookup, now: u64, cost: u64) -> bool {
+        self.decide_untracked(
+            key,
+            now,
+            cost,
+            |state, now| self.rule.admit(state, now, cost),
+            |decision| decision.allowed(),
+        )
+    }
+
+    /// Answers with `decide` under the shard lock, where no state is
+    /// retired, so `decide` answers there; an untracked key's answer (a
+    /// fresh state's for a peek, a refusal when the key cap refuses it) is
+    /// made from a [`Decision`] by `from_decision`.
+    #[inline]
+    fn decide_untracked<R>(
+        &self,
+        key: &K::Lookup,
+        now: u64,
+        cost: u64,
+        decide: impl Fn(&A::State, u64) -> Option<R>,
+        from_decision: impl FnOnce(Decision) -> R,
+    ) -> R {
         if cost == 0 {
             // A peek must not start tracking the key.
-            let tracked = self.store.read_locked(key, now, check).flatten();
-            return tracked.unwrap_or_else(|| self.fresh_decision(now));
+            return match self.store.read_locked(key, now, decide).flatten() {
+                Some(tracked) => tracked,
+                None => from_decision(self.fresh_decision(now)),
+            };
         }
         // `None`: the key cap refused the key.
-        self.track_and(key, now, check)
-            .flatten()
-            .unwrap_or_else(|| refusal(&self.rule))
+        match self.track_and(key, now, decide).flatten() {
+            Some(decided) => decided,
+            None => from_decision(refusal(&self.rule)),
+        }
     }
 
     /// A peek at a key that is not tracked: a fresh state's answer.
@@ -206,7 +244,7 @@ where
         {
             return admitted;
         }
-        self.check_untracked(key, now, cost).allowed()
+        self.admit_untracked(key, now, cost)
     }
 }
 

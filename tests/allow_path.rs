@@ -1,14 +1,15 @@
 //! `allow` and `allow_n` answer from a path that computes no figures; these
 //! tests drive one limiter through `check_n` and a twin through `allow_n`
 //! with the same requests and clock, and require the same answers and the
-//! same states afterwards (judged by a final peek on each).
+//! same states afterwards (judged by a final peek on each), on a few keys
+//! asked often and on many keys asked once (each a first request).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tollgate::{
-    Algorithm, DirectLimiter, FixedWindow, KeyedLimiter, ManualClock, Quota, RateLimiter,
-    SlidingWindowCounter, SlidingWindowLog, TokenBucket, TokenBucketRule,
+    Algorithm, DirectLimiter, FixedWindow, KeyedLimiter, KeyedOptions, ManualClock, Quota,
+    RateLimiter, SlidingWindowCounter, SlidingWindowLog, TokenBucket, TokenBucketRule,
 };
 
 /// A xorshift generator: the same request sequence for both twins.
@@ -60,14 +61,54 @@ fn compare_twins<A: Algorithm>(quota: Quota) {
     }
 }
 
+/// First requests (`allow_n`'s own slow path): 300 new keys, each asked
+/// once with a cost from 0 (a peek, which must not track the key) to one
+/// above the capacity, then peeked, on twins whose key cap of 100 refuses
+/// the later keys.
+fn compare_twins_on_new_keys<A: Algorithm>(quota: Quota) {
+    let clock = ManualClock::new();
+    let options = KeyedOptions::new().max_keys(100).auto_sweep(false);
+    let checked: KeyedLimiter<A, u64, ManualClock> =
+        KeyedLimiter::with_options(quota, clock.clone(), options);
+    let allowed: KeyedLimiter<A, u64, ManualClock> =
+        KeyedLimiter::with_options(quota, clock.clone(), options);
+    let capacity = checked.check_n(&u64::MAX, 0).expect("a peek").limit();
+    let mut requests = Requests(0x2545_f491_4f6c_dd1d);
+    let (mut admitted, mut refused) = (0, 0);
+    for key in 0..300 {
+        let cost = requests.below(capacity + 2);
+        let expected = checked.check_n(&key, cost).is_ok_and(|d| d.allowed());
+        let answer = allowed.allow_n(&key, cost);
+        assert_eq!(answer, expected, "key {key}: {cost} units");
+        admitted += u64::from(answer);
+        refused += u64::from(!answer && (1..=capacity).contains(&cost));
+        assert_eq!(
+            checked.check_n(&key, 0).ok(),
+            allowed.check_n(&key, 0).ok(),
+            "key {key} after its first request"
+        );
+        clock.advance(Duration::from_millis(requests.below(5)));
+    }
+    assert_eq!(allowed.len(), checked.len());
+    assert!(allowed.len() <= 100, "{} keys over the cap", allowed.len());
+    // A sweep at the cap makes room by dropping idle keys, so some later
+    // keys pass too.
+    assert!(
+        admitted > 50 && refused > 10,
+        "{admitted} admitted, {refused} refused at the cap: the sequence tests too little"
+    );
+}
+
 #[test]
 fn token_bucket_allow_agrees_with_check() {
     compare_twins::<TokenBucketRule>(Quota::per_second(10).with_burst(5));
+    compare_twins_on_new_keys::<TokenBucketRule>(Quota::per_second(10).with_burst(5));
 }
 
 #[test]
 fn fixed_window_allow_agrees_with_check() {
     compare_twins::<tollgate::FixedWindowRule>(Quota::per_second(7));
+    compare_twins_on_new_keys::<tollgate::FixedWindowRule>(Quota::per_second(7));
 }
 
 #[test]
@@ -75,11 +116,17 @@ fn sliding_window_counter_allow_agrees_with_check() {
     compare_twins::<tollgate::sliding_window_counter::SlidingWindowCounterRule>(Quota::per_second(
         6,
     ));
+    compare_twins_on_new_keys::<tollgate::sliding_window_counter::SlidingWindowCounterRule>(
+        Quota::per_second(6),
+    );
 }
 
 #[test]
 fn sliding_window_log_allow_agrees_with_check() {
     compare_twins::<tollgate::sliding_window_log::SlidingWindowLogRule>(Quota::per_second(5));
+    compare_twins_on_new_keys::<tollgate::sliding_window_log::SlidingWindowLogRule>(
+        Quota::per_second(5),
+    );
 }
 
 #[test]

@@ -14,14 +14,23 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if len != b.len() {
         return false;
     }
-    match len {
-        0 => true,
+    // Ordered so the commonest key lengths, 8 to 32 bytes, take the fewest
+    // tests.
+    if len > 16 {
+        if len <= 32 {
+            ends_match::<16>(a, b)
+        } else {
+            a == b
+        }
+    } else if len >= 8 {
+        ends_match::<8>(a, b)
+    } else if len >= 4 {
+        ends_match::<4>(a, b)
+    } else if len > 0 {
         // First, middle and last byte: every byte for lengths 1 to 3.
-        1..=3 => a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1],
-        4..=7 => ends_match::<4>(a, b),
-        8..=16 => ends_match::<8>(a, b),
-        17..=32 => ends_match::<16>(a, b),
-        _ => a == b,
+        a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1]
+    } else {
+        true
     }
 }
 

@@ -169,8 +169,9 @@ impl<K, V> Table<K, V> {
     /// to `hash` and satisfies `matches`.
     ///
     /// Most keys sit in their home group and are the only entry there with
-    /// their tag, so that case is tried first, straight-line; the full probe
-    /// (more candidates, later groups, absent keys) is out of line.
+    /// their tag, so that case is tried first, straight-line, as is a key
+    /// absent from a home group with room; the full probe (more candidates,
+    /// later groups) is out of line.
     #[inline]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let home = home_of(hash, self.groups.len());
@@ -183,6 +184,10 @@ impl<K, V> Table<K, V> {
             if matches(stored) {
                 return Some(state);
             }
+        } else if tag_group::empties(word) != 0 {
+            // No candidate, and an empty slot ends the probe here: the key
+            // is absent, the common case of a first request.
+            return None;
         }
         self.probe(hash, matches)
     }

@@ -37,7 +37,7 @@ use std::borrow::Borrow;
 use std::mem::MaybeUninit;
 
 use crate::sync::{AtomicU64, Ordering, UnsafeCell};
-use crate::tag_group::{self, EMPTY, GROUP};
+use crate::tag_group::{self, GROUP};
 
 /// The first of `groups` groups a key hashing to `hash` may sit in.
 #[inline]
@@ -58,8 +58,11 @@ type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 struct EntryGroup<K, V>([Entry<K, V>; GROUP]);
 
 impl<K, V> EntryGroup<K, V> {
-    fn new(entries: [MaybeUninit<(K, V)>; GROUP]) -> Self {
-        EntryGroup(entries.map(UnsafeCell::new))
+    /// A group of eight unwritten entries.
+    fn empty() -> Self {
+        EntryGroup(std::array::from_fn(|_| {
+            UnsafeCell::new(MaybeUninit::uninit())
+        }))
     }
 }
 
@@ -115,9 +118,7 @@ impl<K, V> Table<K, V> {
         let groups = groups_for(capacity);
         Table {
             groups: (0..groups).map(|_| AtomicU64::new(0)).collect(),
-            entries: (0..groups)
-                .map(|_| EntryGroup::new(std::array::from_fn(|_| MaybeUninit::uninit())))
-                .collect(),
+            entries: (0..groups).map(|_| EntryGroup::empty()).collect(),
             capacity,
         }
     }
@@ -133,19 +134,20 @@ impl<K, V> Table<K, V> {
         let capacity = capacity.max(1);
         let groups = groups_for(capacity);
         let mut words = vec![0u64; groups];
-        let mut slots: Vec<[MaybeUninit<(K, V)>; GROUP]> = (0..groups)
-            .map(|_| std::array::from_fn(|_| MaybeUninit::uninit()))
-            .collect();
+        // Built in place: each entry goes straight into its group, a fresh
+        // cell replacing an unwritten one (nothing to drop), and no group
+        // is copied afterwards.
+        let mut slots: Box<[EntryGroup<K, V>]> = (0..groups).map(|_| EntryGroup::empty()).collect();
         let mut entries = entries.into_iter();
         for (hash, key, state) in entries.by_ref().take(capacity) {
             let (group, slot, word) = free_slot(hash, groups, |group| words[group]);
             words[group] = tag_group::with_tag(word, slot, tag_group::tag_of(hash));
-            slots[group][slot] = MaybeUninit::new((key, state));
+            slots[group].0[slot] = UnsafeCell::new(MaybeUninit::new((key, state)));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");
         Table {
             groups: words.into_iter().map(AtomicU64::new).collect(),
-            entries: slots.into_iter().map(EntryGroup::new).collect(),
+            entries: slots,
             capacity,
         }
     }
@@ -284,9 +286,7 @@ impl<K, V> Table<K, V> {
             .flat_map(move |(group, word)| {
                 // Acquire: as in `find_by`.
                 let word = word.load(Ordering::Acquire);
-                (0..GROUP)
-                    .filter(move |&slot| tag_group::tag_at(word, slot) != EMPTY)
-                    .map(move |slot| self.published(group, slot))
+                tag_group::taken_slots(word).map(move |slot| self.published(group, slot))
             })
     }
 
@@ -313,9 +313,10 @@ impl<K, V> Drop for Table<K, V> {
 pub(crate) struct TakenEntries<K, V> {
     /// The groups not yet reached: their tags and entries.
     groups: std::iter::Zip<std::vec::IntoIter<AtomicU64>, std::vec::IntoIter<EntryGroup<K, V>>>,
-    /// The current group's tags, shifted so the next slot's is the low
-    /// byte, and its entries not yet yielded.
-    current: Option<(u64, std::array::IntoIter<Entry<K, V>, GROUP>)>,
+    /// The current group's taken slots not yet yielded (bit 7 of each
+    /// such slot's byte, as [`tag_group::taken`] flags them), and its
+    /// entries.
+    current: Option<(u64, [Entry<K, V>; GROUP])>,
 }
 
 impl<K, V> Iterator for TakenEntries<K, V> {
@@ -323,23 +324,25 @@ impl<K, V> Iterator for TakenEntries<K, V> {
 
     fn next(&mut self) -> Option<(K, V)> {
         loop {
-            if let Some((word, entries)) = &mut self.current {
-                if let Some(entry) = entries.next() {
-                    let tag = tag_group::tag_at(*word, 0);
-                    *word >>= 8;
-                    if tag != EMPTY {
-                        // SAFETY: a taken tag means the entry was written
-                        // (module docs), and each entry is yielded once: both
-                        // iterators own what they yield, so the table no
-                        // longer holds it.
-                        #[allow(unsafe_code)]
-                        return Some(unsafe { entry.into_inner().assume_init() });
-                    }
-                    continue;
+            if let Some((taken, entries)) = &mut self.current {
+                if *taken != 0 {
+                    let slot = tag_group::first_slot(*taken);
+                    *taken = tag_group::without_first(*taken);
+                    let entry = std::mem::replace(
+                        &mut entries[slot],
+                        UnsafeCell::new(MaybeUninit::uninit()),
+                    );
+                    // SAFETY: a taken tag means the entry was written
+                    // (module docs), and each entry is yielded once: its
+                    // slot leaves the mask as it is moved out, and both
+                    // iterators own what they yield, so the table no longer
+                    // holds it.
+                    #[allow(unsafe_code)]
+                    return Some(unsafe { entry.into_inner().assume_init() });
                 }
             }
             let (word, group) = self.groups.next()?;
-            self.current = Some((word.into_inner(), group.0.into_iter()));
+            self.current = Some((tag_group::taken(word.into_inner()), group.0));
         }
     }
 }

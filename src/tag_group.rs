@@ -14,6 +14,7 @@
 pub(crate) const GROUP: usize = 8;
 
 /// The tag of an empty slot.
+#[cfg(test)]
 pub(crate) const EMPTY: u8 = 0;
 
 /// The bit every taken slot's tag has.
@@ -51,8 +52,27 @@ pub(crate) fn empties(word: u64) -> u64 {
     !word & HIGH_BITS
 }
 
+/// Bit 7 set in each byte of `word` whose slot is taken.
+#[inline]
+pub(crate) fn taken(word: u64) -> u64 {
+    word & HIGH_BITS
+}
+
+/// The slots of `word` that are taken, in slot order.
+#[inline]
+pub(crate) fn taken_slots(word: u64) -> impl Iterator<Item = usize> {
+    let mut taken = taken(word);
+    std::iter::from_fn(move || {
+        (taken != 0).then(|| {
+            let slot = first_slot(taken);
+            taken = without_first(taken);
+            slot
+        })
+    })
+}
+
 /// The slot within the group of the lowest byte flagged in `mask` (a value
-/// from [`candidates`] or [`empties`], not zero).
+/// from [`candidates`], [`empties`] or [`taken`], not zero).
 #[inline]
 pub(crate) fn first_slot(mask: u64) -> usize {
     // At most 63 / 8: fits any usize.
@@ -66,7 +86,7 @@ pub(crate) fn without_first(mask: u64) -> u64 {
 }
 
 /// The tag of slot `slot` (below [`GROUP`]) in `word`.
-#[inline]
+#[cfg(test)]
 pub(crate) fn tag_at(word: u64, slot: usize) -> u8 {
     // Truncation keeps the slot's byte.
     (word >> (8 * slot)) as u8
@@ -125,6 +145,9 @@ mod tests {
             word = with_tag(word, slot, tag_of(slot as u64 * 37));
         }
         assert_eq!(flagged(empties(word)), vec![1, 3, 4, 6]);
+        assert_eq!(taken_slots(word).collect::<Vec<_>>(), vec![0, 2, 5, 7]);
+        assert_eq!(taken_slots(0).count(), 0);
+        assert_eq!(flagged(taken(word)), vec![0, 2, 5, 7]);
         assert_eq!(tag_at(word, 5), tag_of(5 * 37));
         assert_eq!(tag_at(word, 1), EMPTY);
     }

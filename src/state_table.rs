@@ -409,6 +409,31 @@ mod tests {
         }
     }
 
+    /// A key whose tag no entry of its home group has is absent at once
+    /// only if that group has room; a full home group sends the lookup on
+    /// to the group the key spilled into.
+    #[test]
+    fn a_full_home_group_does_not_end_a_lookup_without_candidates() {
+        // 24 slots ask for 4 groups; hashes 0x00 and 0x01 share home group
+        // 0 but not their tags.
+        let table: Table<u64, u64> = Table::with_capacity(24);
+        for key in 0..8 {
+            unsafe { table.put(0x00, key, key) };
+        }
+        assert_eq!(table.find(0x01, &100), None, "absent, home group full");
+        unsafe { table.put(0x01, 100, 7) };
+        assert_eq!(
+            table.find(0x01, &100),
+            Some(&7),
+            "spilled to the next group"
+        );
+        assert_eq!(table.find(0x02, &200), None, "absent, home group full");
+        let roomy: Table<u64, u64> = Table::with_capacity(24);
+        unsafe { roomy.put(0x00, 1, 1) };
+        assert_eq!(roomy.find(0x01, &2), None, "absent, home group with room");
+        assert_eq!(roomy.find(0x00, &1), Some(&1));
+    }
+
     #[test]
     fn a_table_built_with_entries_finds_them_and_takes_more() {
         let entries = (0..6u64).map(|key| (key % 2, key, key * 10));

@@ -165,7 +165,7 @@ impl<A: Algorithm, K: Key, C: Clock> KeyedLimiter<A, K, C> {
     }
 
     /// Answers with `decide` under the shard lock, where no state is
-    /// retired, so `decide` answers there; an untracked key's answer (a
+    /// retired, so `decide` always answers; an untracked key's answer (a
     /// fresh state's for a peek, a refusal when the key cap refuses it) is
     /// made from a [`Decision`] by `from_decision`.
     #[inline]

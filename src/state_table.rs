@@ -57,12 +57,15 @@ type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 #[repr(align(64))]
 struct EntryGroup<K, V>([Entry<K, V>; GROUP]);
 
+/// An entry not written yet (or moved out): nothing to drop.
+fn unwritten<K, V>() -> Entry<K, V> {
+    UnsafeCell::new(MaybeUninit::uninit())
+}
+
 impl<K, V> EntryGroup<K, V> {
     /// A group of eight unwritten entries.
     fn empty() -> Self {
-        EntryGroup(std::array::from_fn(|_| {
-            UnsafeCell::new(MaybeUninit::uninit())
-        }))
+        EntryGroup(std::array::from_fn(|_| unwritten()))
     }
 }
 
@@ -313,10 +316,8 @@ impl<K, V> Drop for Table<K, V> {
 pub(crate) struct TakenEntries<K, V> {
     /// The groups not yet reached: their tags and entries.
     groups: std::iter::Zip<std::vec::IntoIter<AtomicU64>, std::vec::IntoIter<EntryGroup<K, V>>>,
-    /// The current group's taken slots not yet yielded (bit 7 of each
-    /// such slot's byte, as [`tag_group::taken`] flags them), and its
-    /// entries.
-    current: Option<(u64, [Entry<K, V>; GROUP])>,
+    /// The current group's taken slots not yet yielded, and its entries.
+    current: Option<(tag_group::TakenSlots, [Entry<K, V>; GROUP])>,
 }
 
 impl<K, V> Iterator for TakenEntries<K, V> {
@@ -325,16 +326,11 @@ impl<K, V> Iterator for TakenEntries<K, V> {
     fn next(&mut self) -> Option<(K, V)> {
         loop {
             if let Some((taken, entries)) = &mut self.current {
-                if *taken != 0 {
-                    let slot = tag_group::first_slot(*taken);
-                    *taken = tag_group::without_first(*taken);
-                    let entry = std::mem::replace(
-                        &mut entries[slot],
-                        UnsafeCell::new(MaybeUninit::uninit()),
-                    );
+                if let Some(slot) = taken.next() {
+                    let entry = std::mem::replace(&mut entries[slot], unwritten());
                     // SAFETY: a taken tag means the entry was written
                     // (module docs), and each entry is yielded once: its
-                    // slot leaves the mask as it is moved out, and both
+                    // slot leaves the iterator as it is moved out, and both
                     // iterators own what they yield, so the table no longer
                     // holds it.
                     #[allow(unsafe_code)]
@@ -342,7 +338,7 @@ impl<K, V> Iterator for TakenEntries<K, V> {
                 }
             }
             let (word, group) = self.groups.next()?;
-            self.current = Some((tag_group::taken(word.into_inner()), group.0));
+            self.current = Some((tag_group::taken_slots(word.into_inner()), group.0));
         }
     }
 }

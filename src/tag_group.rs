@@ -54,21 +54,31 @@ pub(crate) fn empties(word: u64) -> u64 {
 
 /// Bit 7 set in each byte of `word` whose slot is taken.
 #[inline]
-pub(crate) fn taken(word: u64) -> u64 {
+fn taken(word: u64) -> u64 {
     word & HIGH_BITS
 }
 
 /// The slots of `word` that are taken, in slot order.
 #[inline]
-pub(crate) fn taken_slots(word: u64) -> impl Iterator<Item = usize> {
-    let mut taken = taken(word);
-    std::iter::from_fn(move || {
-        (taken != 0).then(|| {
-            let slot = first_slot(taken);
-            taken = without_first(taken);
+pub(crate) fn taken_slots(word: u64) -> TakenSlots {
+    TakenSlots(taken(word))
+}
+
+/// The taken slots of one group's word not yet yielded, as a [`taken`]
+/// mask; a named type so a struct can hold it between calls.
+pub(crate) struct TakenSlots(u64);
+
+impl Iterator for TakenSlots {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let slot = first_slot(self.0);
+            self.0 = without_first(self.0);
             slot
         })
-    })
+    }
 }
 
 /// The slot within the group of the lowest byte flagged in `mask` (a value

@@ -53,8 +53,7 @@
 //!   Redis scripts, so one limit holds across every process sharing a Redis.
 //!
 //! Dependencies and why: `thread_local` (per-thread table caches, so a
-//! lookup needs no reference-count update), `dashmap` (a proven sharded map,
-//! for the registry's client assignments), `foldhash` (about a third cheaper
+//! lookup needs no reference-count update), `foldhash` (about a third cheaper
 //! to hash short keys than SipHash, still seeded per map), `quanta` (a clock
 //! read at half the cost of `Instant::now`), `crossbeam-utils`
 //! (`CachePadded`, `Backoff`), `strength_reduce` (each rule's divisions by
@@ -82,7 +81,6 @@ mod quota_parse;
 pub mod redis;
 mod registry;
 mod retire;
-mod shard_map;
 mod short_bytes;
 pub mod sliding_window_counter;
 pub mod sliding_window_log;

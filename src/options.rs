@@ -87,8 +87,8 @@ impl KeyedOptions {
         self
     }
 
-    /// The number of map shards (rounded up to a power of two, 2 to 65536);
-    /// DashMap's default is four per CPU.
+    /// The number of map shards (rounded up to a power of two, 1 to 65536);
+    /// the default is four per CPU.
     pub fn shards(mut self, shards: usize) -> Self {
         self.shards = Some(shards);
         self

@@ -6,7 +6,9 @@ use std::fmt;
 use crate::decision::Decision;
 use crate::error::{InsufficientCapacity, RegistryError, UnknownTier};
 use crate::limiter::RateLimiter;
-use crate::shard_map::ShardMap;
+use crate::packed_word::{PackedWord, Step};
+use crate::state_map::{Seen, StateMap};
+use crate::table_fill::TableFill;
 
 /// Maps clients to tiers of limiters; itself a [`RateLimiter<str>`].
 ///
@@ -33,7 +35,11 @@ pub struct Registry {
     tiers: Vec<Tier>,
     by_name: HashMap<String, usize>,
     default: usize,
-    assignments: ShardMap<String, usize>,
+    /// Each assigned client's tier index, in a word the map can retire.
+    /// Every call reads it, so it lives in the map the limiters use, whose
+    /// lookups (hits and misses alike) take no lock and write nothing
+    /// shared.
+    assignments: StateMap<String, PackedWord>,
 }
 
 struct Tier {
@@ -49,8 +55,18 @@ impl Registry {
 
     /// Moves `client` to `tier` from its next call on.
     pub fn assign(&self, client: &str, tier: &str) -> Result<(), UnknownTier> {
-        let index = self.index_of(tier)?;
-        self.assignments.insert(client.to_owned(), index);
+        let bits = index_bits(self.index_of(tier)?);
+        self.assignments.read_or_insert(
+            client,
+            || PackedWord::new(bits),
+            |word, _| {
+                // A state found under the lock is live, so this stores.
+                let _ = word.update(|_| Step {
+                    decision: (),
+                    next: Some(bits),
+                });
+            },
+        );
         Ok(())
     }
 
@@ -84,9 +100,23 @@ impl Registry {
         self.assignments.len()
     }
 
+    #[inline]
     fn tier_index(&self, client: &str) -> usize {
+        match self.assignments.read_or_absent(client, tier_in) {
+            Seen::Live(index) => index,
+            Seen::Absent => self.default,
+            Seen::Unsure => self.tier_index_locked(client),
+        }
+    }
+
+    /// The slow path of `tier_index`: this thread's table for the client's
+    /// shard was missing or replaced.
+    #[cold]
+    #[inline(never)]
+    fn tier_index_locked(&self, client: &str) -> usize {
         self.assignments
-            .read(client, |&index| index)
+            .read_locked(client, tier_in)
+            .flatten()
             .unwrap_or(self.default)
     }
 
@@ -122,6 +152,21 @@ impl fmt::Debug for Registry {
             .field("default", &self.default_tier())
             .finish_non_exhaustive()
     }
+}
+
+/// A tier index as an assignment word holds it.
+fn index_bits(index: usize) -> u64 {
+    // A tier index counts tiers held in memory, far below the retired
+    // marker (all ones).
+    index as u64
+}
+
+/// The tier index an assignment word holds; `None` once it is retired.
+#[inline]
+fn tier_in(word: &PackedWord) -> Option<usize> {
+    let bits = word.load();
+    // Fits: the word holds an index stored by `index_bits`.
+    (bits != PackedWord::RETIRED).then_some(bits as usize)
 }
 
 /// Describes a [`Registry`]: its tiers and which one is the default.
@@ -171,7 +216,7 @@ impl RegistryBuilder {
             tiers: self.tiers,
             by_name,
             default,
-            assignments: ShardMap::new(None),
+            assignments: StateMap::new(None, TableFill::DEFAULT),
         })
     }
 }

@@ -43,7 +43,7 @@ use crate::map_hasher::MapHasher;
 use crate::per_thread::PerThread;
 use crate::retire::Retire;
 use crate::state_table::Table;
-use crate::sync::{Arc, Mutex, lock};
+use crate::sync::{Arc, Mutex, Ordering, fence, lock};
 use crate::table_fill::TableFill;
 
 /// Fewest slots in a table.
@@ -99,6 +99,18 @@ pub(crate) enum Found {
         /// Keys started in the shard so far.
         in_shard: usize,
     },
+}
+
+/// What a lookup without a lock learned about its key
+/// ([`StateMap::read_or_absent`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Seen<R> {
+    /// The key's state was live; what the caller's function made of it.
+    Live(R),
+    /// The key had no live state at some moment during the call.
+    Absent,
+    /// This thread's table may be out of date: look again under the lock.
+    Unsure,
 }
 
 /// Per-key states of type `V` under keys `K`.
@@ -166,6 +178,49 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let hash = self.hash(key);
         let shard = self.shard_of(hash);
         self.with_table(shard, |table| Self::find(table, hash, key).and_then(f))
+    }
+
+    /// As [`read`](Self::read), but also says when the key is absent, so a
+    /// map where most lookups miss (the registry's assignments) answers
+    /// them without the lock. `f` returns `None` for a retired state.
+    ///
+    /// A miss, or a retired state, in a table that is still its shard's
+    /// current one means the key had no live state then: keys are started
+    /// only in the current table. In a superseded table it means nothing,
+    /// since the key may live on in the new one.
+    #[inline]
+    pub(crate) fn read_or_absent<R>(
+        &self,
+        key: &K::Lookup,
+        f: impl FnOnce(&V) -> Option<R>,
+    ) -> Seen<R> {
+        let hash = self.hash(key);
+        let shard = self.shard_of(hash);
+        let seen = self.with_table(shard, |table| {
+            // A point where the model may run other threads, as a real
+            // thread may between reading its cached table and using it:
+            // without it, loom never moved the table between the two.
+            #[cfg(tollgate_loom)]
+            loom::thread::yield_now();
+            if let Some(state) = Self::find(table, hash, key) {
+                if let Some(result) = f(state) {
+                    return Some(Seen::Live(result));
+                }
+                // Acquire: pairs with the release fence a rebuild issues
+                // after marking the table and before retiring its states,
+                // so a state retired by the move shows the mark.
+                fence(Ordering::Acquire);
+            }
+            // A key started (or revived) after this call began went into a
+            // table that was current then; if that is not this one, this
+            // one was marked before the start, and the call sees the mark.
+            Some(if table.is_superseded() {
+                Seen::Unsure
+            } else {
+                Seen::Absent
+            })
+        });
+        seen.unwrap_or(Seen::Unsure)
     }
 
     /// Runs `f` on this thread's table for `shard`; `None` if it has none.
@@ -287,15 +342,32 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 .entries()
                 .filter(|(_, state)| state.retire_if(&idle))
                 .count();
-            shard.live -= retired;
             removed += retired;
-            // Give the space back once most slots hold retired states.
-            if shard.taken > MIN_CAPACITY && shard.live * 2 < shard.taken {
-                let keys = shard.live;
-                self.rebuild(index, &mut shard, keys);
-            }
+            self.retired(index, &mut shard, retired);
         }
         removed
+    }
+
+    /// Retires `key`'s live state, whatever it holds; true if there was one.
+    pub(crate) fn remove(&self, key: &K::Lookup) -> bool {
+        let hash = self.hash(key);
+        let index = self.shard_of(hash);
+        let mut shard = lock(&self.shards[index]);
+        let removed =
+            Self::find(&shard.table, hash, key).is_some_and(|state| state.retire_if(|_| true));
+        self.retired(index, &mut shard, usize::from(removed));
+        removed
+    }
+
+    /// Counts `count` states just retired in the shard, and gives the space
+    /// back once most of its slots hold retired states (so each move is
+    /// paid for by the removals since the last).
+    fn retired(&self, index: usize, shard: &mut Shard<K, V>, count: usize) {
+        shard.live -= count;
+        if shard.taken > MIN_CAPACITY && shard.live * 2 < shard.taken {
+            let keys = shard.live;
+            self.rebuild(index, shard, keys);
+        }
     }
 
     /// Moves the shard's live states to a new table sized for `keys` keys
@@ -346,6 +418,12 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 let keys: Vec<(u64, K::Stored)> = live_entries(&shard.table)
                     .map(|(key, _)| (self.hash(key.borrow()), key.clone()))
                     .collect();
+                shard.table.supersede();
+                // Release: a reader that finds a state retired below, then
+                // issues an acquire fence, sees the table marked, so it does
+                // not take the retired state for an absent key
+                // (`read_or_absent`).
+                fence(Ordering::Release);
                 let moved =
                     live_entries(&shard.table)
                         .zip(keys)

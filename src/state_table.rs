@@ -36,7 +36,7 @@
 use std::borrow::Borrow;
 use std::mem::MaybeUninit;
 
-use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{AtomicBool, AtomicU64, Ordering, UnsafeCell};
 use crate::tag_group::{self, GROUP};
 
 /// The first of `groups` groups a key hashing to `hash` may sit in.
@@ -78,6 +78,9 @@ pub struct Table<K, V> {
     /// The slots asked for: the fill rules count against this, and the
     /// groups round it up, so a table filled to it still has an empty slot.
     capacity: usize,
+    /// Set once another table has replaced this one as its shard's current
+    /// table: from then on, keys started in the shard go into the new one.
+    superseded: AtomicBool,
 }
 
 // SAFETY: threads sharing a table borrow keys and states from it (so both
@@ -123,6 +126,7 @@ impl<K, V> Table<K, V> {
             groups: (0..groups).map(|_| AtomicU64::new(0)).collect(),
             entries: (0..groups).map(|_| EntryGroup::empty()).collect(),
             capacity,
+            superseded: AtomicBool::new(false),
         }
     }
 
@@ -152,12 +156,32 @@ impl<K, V> Table<K, V> {
             groups: words.into_iter().map(AtomicU64::new).collect(),
             entries: slots,
             capacity,
+            superseded: AtomicBool::new(false),
         }
     }
 
     /// Slots in the table, as the fill rules count them.
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// Marks the table replaced; called under the shard's lock before the
+    /// new table takes its place.
+    pub(crate) fn supersede(&self) {
+        // Relaxed: readers that must see the mark are ordered after this
+        // store by the shard lock's release, by their own call starting
+        // later, or by the release fence the caller issues before it
+        // retires any state (`StateMap::rebuild`).
+        self.superseded.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether another table has replaced this one (see
+    /// [`supersede`](Self::supersede) for what orders the mark).
+    #[inline]
+    pub(crate) fn is_superseded(&self) -> bool {
+        // Relaxed: the caller orders this load where it needs to (an
+        // acquire fence after reading a retired state).
+        self.superseded.load(Ordering::Relaxed)
     }
 
     /// The state for `key`, if an entry visible to this thread holds it.

@@ -8,13 +8,13 @@
 #[cfg(not(tollgate_loom))]
 pub(crate) use std::sync::{
     Arc, Mutex, MutexGuard,
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence},
 };
 
 #[cfg(tollgate_loom)]
 pub(crate) use loom::sync::{
-    Arc, Mutex, MutexGuard, RwLock,
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+    Arc, Mutex, MutexGuard,
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence},
 };
 
 #[cfg(tollgate_loom)]

@@ -227,3 +227,70 @@ fn assign_racing_allow_judges_each_call_by_one_tier() {
     assert_eq!(spent("small", SMALL), small);
     assert_eq!(spent("large", LARGE), large);
 }
+
+#[test]
+fn many_clients_come_and_go() {
+    let registry = registry();
+    let clients: Vec<String> = (0..5_000).map(|i| format!("client-{i}")).collect();
+    for round in 0..3 {
+        for client in &clients {
+            registry.assign(client, "pro").unwrap();
+        }
+        assert_eq!(registry.assigned_clients(), clients.len(), "round {round}");
+        assert!(clients.iter().all(|c| registry.tier_of(c) == "pro"));
+        // Every other client leaves.
+        for client in clients.iter().step_by(2) {
+            assert!(registry.unassign(client), "round {round}: {client}");
+        }
+        assert_eq!(registry.assigned_clients(), clients.len() / 2);
+        for (i, client) in clients.iter().enumerate() {
+            let expected = if i % 2 == 0 { "free" } else { "pro" };
+            assert_eq!(registry.tier_of(client), expected, "round {round}");
+        }
+        for client in clients.iter().skip(1).step_by(2) {
+            assert!(registry.unassign(client));
+        }
+        assert_eq!(registry.assigned_clients(), 0);
+        assert!(clients.iter().all(|c| registry.tier_of(c) == "free"));
+    }
+}
+
+/// Each client is assigned (then unassigned) by one thread and looked up by
+/// another only after the change is handed over, while the assignments'
+/// tables keep moving as clients arrive and leave: the reader's copy of a
+/// table is often an old one, and must never hide the change.
+#[test]
+fn a_handed_over_change_is_seen_through_table_moves() {
+    use std::sync::mpsc;
+    const CLIENTS: usize = 20_000;
+    let registry = Arc::new(registry());
+    let (changed, seen) = mpsc::sync_channel::<(usize, &'static str)>(64);
+    let reader = {
+        let registry = Arc::clone(&registry);
+        thread::spawn(move || {
+            let mut checked = 0;
+            for (client, tier) in seen {
+                // The channel orders the change before this lookup.
+                let name = format!("client-{client}");
+                assert_eq!(registry.tier_of(&name), tier, "{name}");
+                checked += 1;
+            }
+            checked
+        })
+    };
+    for client in 0..CLIENTS {
+        let name = format!("client-{client}");
+        registry.assign(&name, "pro").unwrap();
+        changed.send((client, "pro")).unwrap();
+        // Clients leave in batches, so the tables also shrink and move.
+        if client % 1_000 == 999 {
+            for gone in client - 999..=client - 200 {
+                assert!(registry.unassign(&format!("client-{gone}")));
+                changed.send((gone, "free")).unwrap();
+            }
+        }
+    }
+    drop(changed);
+    assert_eq!(reader.join().unwrap(), CLIENTS + CLIENTS / 1_000 * 800);
+    assert_eq!(registry.assigned_clients(), CLIENTS / 1_000 * 200);
+}

@@ -1,6 +1,5 @@
 //! Eviction racing a request on one key, through the real `KeyedLimiter`
-//! and its store (the shard map is a `loom` lock following DashMap's
-//! protocol when built with `--cfg tollgate_loom`).
+//! and its store.
 //!
 //! The key is spent before the threads start. One thread moves the clock to
 //! the instant the key's state becomes fresh and evicts idle keys; another

@@ -1,6 +1,4 @@
-//! The store's key cap and automatic sweep, through the real `KeyedLimiter`
-//! (the shard map is a `loom` lock following DashMap's protocol when built
-//! with `--cfg tollgate_loom`).
+//! The store's key cap and automatic sweep, through the real `KeyedLimiter`.
 //!
 //! * The cap: threads inserting new keys at once never get more keys
 //!   tracked than the cap, a key refused at the cap is rejected with nothing

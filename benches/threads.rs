@@ -1,5 +1,6 @@
 //! Multi-thread cost: 1, 2, 4 and 8 threads share one limiter, on one hot
-//! key, on 10,000 keys, and making first requests for new keys. Criterion
+//! key, on 10,000 keys, and making first requests for new keys; and share
+//! one registry of tiers over 10,000 clients. Criterion
 //! reports wall time per decision of all threads together, the inverse of
 //! total throughput.
 
@@ -8,12 +9,13 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
-use tollgate::{RateLimiter, TokenBucket};
+use tollgate::{RateLimiter, Registry, TokenBucket};
 
 mod support;
 
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
+use support::registry_baseline::LockedRegistry;
 use support::threads::{Run, run_new_keys, run_ops};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
@@ -131,10 +133,56 @@ fn insertion(c: &mut Criterion) {
     g.finish();
 }
 
+/// Two token-bucket tiers, the first the default.
+fn tiers(spec: Spec) -> Vec<Box<dyn RateLimiter<str>>> {
+    (0..2)
+        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
+        .collect()
+}
+
+/// A registry on 10,000 clients: every client on the default tier, every
+/// client assigned to the other, and the locked baseline with every client
+/// assigned; one bare limiter for scale.
+fn registry(c: &mut Criterion) {
+    let spec = Spec::DEEP_BUCKET;
+    let clients = string_keys(10_000);
+    let mut g = c.benchmark_group("threads_registry_10k_string");
+    let limiter: TokenBucket = TokenBucket::new(spec.tollgate());
+    sweep(&mut g, "tollgate_token_bucket_alone", &clients, |k| {
+        limiter.allow(k)
+    });
+    let build = || {
+        Registry::builder()
+            .tier("free", TokenBucket::<String>::new(spec.tollgate()))
+            .tier("pro", TokenBucket::<String>::new(spec.tollgate()))
+            .default_tier("free")
+            .build()
+            .expect("valid tiers")
+    };
+    let unassigned = build();
+    sweep(&mut g, "registry_default_tier", &clients, |k| {
+        unassigned.allow(k)
+    });
+    let assigned = build();
+    for client in &clients {
+        assigned.assign(client, "pro").expect("known tier");
+    }
+    sweep(&mut g, "registry_assigned", &clients, |k| assigned.allow(k));
+    let locked = LockedRegistry::new(tiers(spec), 0);
+    for client in &clients {
+        locked.assign(client, 1);
+    }
+    sweep(&mut g, "rwlock_registry_assigned", &clients, |k| {
+        locked.allow(k)
+    });
+    g.finish();
+}
+
 fn threads(c: &mut Criterion) {
     case(c, "threads_hot_key_string", &string_keys(1));
     case(c, "threads_10k_string", &string_keys(10_000));
     insertion(c);
+    registry(c);
 }
 
 criterion_group! {

@@ -10,4 +10,5 @@ pub mod floor;
 pub mod keyed_floor;
 pub mod keys;
 pub mod median;
+pub mod registry_baseline;
 pub mod threads;

@@ -1,0 +1,108 @@
+//! What a registry call costs next to a call on its tier's limiter alone,
+//! and next to a registry whose assignments sit behind a `RwLock`: three
+//! contenders taking turns on 10,000 `String` clients.
+//!
+//! ```text
+//! cargo run --release --example registry_cost              # every client on the default tier
+//! cargo run --release --example registry_cost -- assigned  # every client assigned to the other tier
+//! ```
+//!
+//! For one and two threads, each contender gets nine turns of 150 ms, in
+//! rotation, so a change in machine load meets all three; the line printed
+//! holds each one's median decisions per second and the registries' rates
+//! as fractions of the limiter's. Every request must be admitted (the
+//! quota is far larger than the run), or the run fails. `docs/benchmarks.md`
+//! ("Registry") holds runs.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tollgate::{RateLimiter, Registry, TokenBucket};
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use support::contenders::Spec;
+use support::keys::string_keys;
+use support::median::median;
+use support::registry_baseline::LockedRegistry;
+use support::threads::{Run, run_for};
+
+/// One contender's turn.
+const TURN: Duration = Duration::from_millis(150);
+
+/// Turns per contender and thread count.
+const TURNS: usize = 9;
+
+fn main() -> ExitCode {
+    let assigned = match std::env::args().nth(1).as_deref() {
+        None | Some("default") => false,
+        Some("assigned") => true,
+        Some(other) => {
+            eprintln!("registry_cost: `{other}` is neither `default` nor `assigned`");
+            return ExitCode::from(2);
+        }
+    };
+    let spec = Spec::DEEP_BUCKET;
+    let clients = string_keys(10_000);
+    let alone: TokenBucket = TokenBucket::new(spec.tollgate());
+    let registry = Registry::builder()
+        .tier("free", TokenBucket::<String>::new(spec.tollgate()))
+        .tier("pro", TokenBucket::<String>::new(spec.tollgate()))
+        .default_tier("free")
+        .build()
+        .expect("valid tiers");
+    let tiers = (0..2)
+        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
+        .collect();
+    let locked = LockedRegistry::new(tiers, 0);
+    for client in &clients {
+        if assigned {
+            registry.assign(client, "pro").expect("known tier");
+            locked.assign(client, 1);
+        }
+        // Track every client first: the turns time the hit path.
+        alone.allow(client);
+        registry.allow(client);
+        locked.allow(client);
+    }
+    let tier = if assigned { "pro" } else { "free" };
+    if let Some(client) = clients.iter().find(|c| registry.tier_of(c) != tier) {
+        eprintln!("registry_cost: {client} is not on {tier}");
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "10,000 clients, {}; median million decisions per second",
+        if assigned {
+            "all assigned"
+        } else {
+            "all on the default tier"
+        }
+    );
+    for threads in [1, 2] {
+        let mut rates = [Vec::new(), Vec::new(), Vec::new()];
+        let mut denied = 0;
+        for _ in 0..TURNS {
+            let runs: [Run; 3] = [
+                run_for(threads, TURN, &clients, |c| alone.allow(c)),
+                run_for(threads, TURN, &clients, |c| registry.allow(c)),
+                run_for(threads, TURN, &clients, |c| locked.allow(c)),
+            ];
+            for (rate, run) in rates.iter_mut().zip(&runs) {
+                rate.push(run.per_second() / 1e6);
+                denied += run.decisions - run.admitted;
+            }
+        }
+        if denied > 0 {
+            eprintln!("registry_cost: {denied} requests denied under a generous quota");
+            return ExitCode::FAILURE;
+        }
+        let [alone, ours, theirs] = rates.map(|mut turns| median(&mut turns));
+        println!(
+            "{threads} thread(s): limiter alone {alone:.1}, registry {ours:.1} ({:.2}), RwLock registry {theirs:.1} ({:.2})",
+            ours / alone,
+            theirs / alone
+        );
+    }
+    ExitCode::SUCCESS
+}

@@ -211,9 +211,10 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 // so a state retired by the move shows the mark.
                 fence(Ordering::Acquire);
             }
-            // A key started (or revived) after this call began went into a
-            // table that was current then; if that is not this one, this
-            // one was marked before the start, and the call sees the mark.
+            // A key is started (or revived) only in its shard's current
+            // table. If that was another table, this one was marked before
+            // the key started, so a key started before this call began
+            // shows the mark here.
             Some(if table.is_superseded() {
                 Seen::Unsure
             } else {

@@ -201,7 +201,11 @@ impl<K, V> Table<K, V> {
     /// their tag, so that case is tried first, straight-line, as is a key
     /// absent from a home group with room; the full probe (more candidates,
     /// later groups) is out of line.
-    #[inline]
+    // Always inlined: left to the compiler it stayed a call once two
+    // limiters (or a limiter and a registry) shared a key and state type,
+    // which put 19-23 instructions and a call on every hit
+    // (docs/benchmarks.md, levers).
+    #[inline(always)]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let home = home_of(hash, self.groups.len());
         // Acquire: pairs with the release store in `put`, so every entry

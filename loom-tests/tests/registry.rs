@@ -18,21 +18,7 @@ const PRO: u64 = 3;
 #[test]
 fn assign_races_allow() {
     explore(Bound::Exhaustive, || {
-        let clock = RecordingClock::default();
-        let registry = Arc::new(
-            Registry::builder()
-                .tier(
-                    "free",
-                    FixedWindow::<String, _>::with_clock(Quota::per_minute(FREE), clock.clone()),
-                )
-                .tier(
-                    "pro",
-                    FixedWindow::<String, _>::with_clock(Quota::per_minute(PRO), clock),
-                )
-                .default_tier("free")
-                .build()
-                .expect("valid tiers"),
-        );
+        let registry = Arc::new(two_tiers());
         let assigner = {
             let registry = Arc::clone(&registry);
             thread::spawn(move || registry.assign(CLIENT, "pro").expect("known tier"))

@@ -465,3 +465,70 @@ impl Found {
         Found::Started { in_shard: *started }
     }
 }
+
+#[cfg(all(test, not(tollgate_loom)))]
+mod tests {
+    use super::*;
+    use crate::packed_word::PackedWord;
+
+    /// Slots taken over all shards: live entries plus retired ones.
+    fn slots_taken(map: &StateMap<u64, PackedWord>) -> usize {
+        map.shards.iter().map(|cell| lock(cell).taken).sum()
+    }
+
+    #[test]
+    fn removals_give_the_slots_back() {
+        let map: StateMap<u64, PackedWord> = StateMap::new(Some(4), TableFill::DEFAULT);
+        for key in 0..4_000 {
+            map.read_or_insert(&key, || PackedWord::new(key), |_, _| ());
+        }
+        assert_eq!(slots_taken(&map), 4_000);
+        for key in 0..3_990 {
+            assert!(map.remove(&key), "key {key}");
+            assert!(!map.remove(&key), "key {key} removed twice");
+        }
+        assert_eq!(map.len(), 10);
+        // Each shard moves once most of its slots are retired, so what is
+        // left is at most about twice the live keys, plus a small table's
+        // worth per shard.
+        let taken = slots_taken(&map);
+        assert!(
+            taken <= 2 * 10 + 4 * MIN_CAPACITY,
+            "{taken} slots still taken"
+        );
+        for key in 3_990..4_000 {
+            let seen = map.read_or_absent(&key, |word| Some(word.load()));
+            assert!(matches!(seen, Seen::Live(k) if k == key) || seen == Seen::Unsure);
+        }
+    }
+
+    #[test]
+    fn a_miss_in_the_current_table_is_absent_and_in_a_replaced_one_unsure() {
+        let map: StateMap<u64, PackedWord> = StateMap::new(Some(1), TableFill::DEFAULT);
+        // No table cached on this thread yet.
+        assert_eq!(map.read_or_absent(&1, |w| Some(w.load())), Seen::Unsure);
+        map.read_or_insert(&1, || PackedWord::new(7), |_, _| ());
+        assert_eq!(map.read_or_absent(&1, |w| Some(w.load())), Seen::Live(7));
+        assert_eq!(map.read_or_absent(&2, |w| Some(w.load())), Seen::Absent);
+        // Another thread fills the shard until its table moves; this
+        // thread's cached table is then the replaced one.
+        let before = Arc::clone(&lock(&map.shards[0]).table);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for key in 100..200 {
+                    map.read_or_insert(&key, || PackedWord::new(key), |_, _| ());
+                }
+            });
+        });
+        assert!(!Arc::ptr_eq(&before, &lock(&map.shards[0]).table));
+        drop(before);
+        assert_eq!(map.read_or_absent(&150, |w| Some(w.load())), Seen::Unsure);
+        // The locked look refreshes the cache.
+        assert_eq!(map.read_locked(&150, PackedWord::load), Some(150));
+        assert_eq!(
+            map.read_or_absent(&150, |w| Some(w.load())),
+            Seen::Live(150)
+        );
+        assert_eq!(map.read_or_absent(&2, |w| Some(w.load())), Seen::Absent);
+    }
+}

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks build, and the comparison runs briefly with its correctness
 # checks (allowed paths admit everything, saturated keys admit what the
-# quota allows, memory is measured). No timing is asserted.
+# quota allows, memory is measured); the registry's cost example runs once
+# with every client assigned (every request must be admitted, every client
+# on its tier). No timing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo bench --no-run
 cargo run --release --example compare -- --quick
+cargo run --release --example registry_cost -- assigned

@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
-use tollgate::{RateLimiter, Registry, TokenBucket};
+use tollgate::{RateLimiter, TokenBucket};
 
 mod support;
 
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
-use support::registry_baseline::LockedRegistry;
+use support::registry_baseline::{
+    LockedRegistry, OTHER_TIER, token_bucket_tiers, two_tier_registry,
+};
 use support::threads::{Run, run_new_keys, run_ops};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
@@ -133,13 +135,6 @@ fn insertion(c: &mut Criterion) {
     g.finish();
 }
 
-/// Two token-bucket tiers, the first the default.
-fn tiers(spec: Spec) -> Vec<Box<dyn RateLimiter<str>>> {
-    (0..2)
-        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
-        .collect()
-}
-
 /// A registry on 10,000 clients: every client on the default tier, every
 /// client assigned to the other, and the locked baseline with every client
 /// assigned; one bare limiter for scale.
@@ -151,24 +146,16 @@ fn registry(c: &mut Criterion) {
     sweep(&mut g, "tollgate_token_bucket_alone", &clients, |k| {
         limiter.allow(k)
     });
-    let build = || {
-        Registry::builder()
-            .tier("free", TokenBucket::<String>::new(spec.tollgate()))
-            .tier("pro", TokenBucket::<String>::new(spec.tollgate()))
-            .default_tier("free")
-            .build()
-            .expect("valid tiers")
-    };
-    let unassigned = build();
+    let unassigned = two_tier_registry(spec);
     sweep(&mut g, "registry_default_tier", &clients, |k| {
         unassigned.allow(k)
     });
-    let assigned = build();
+    let assigned = two_tier_registry(spec);
     for client in &clients {
-        assigned.assign(client, "pro").expect("known tier");
+        assigned.assign(client, OTHER_TIER).expect("known tier");
     }
     sweep(&mut g, "registry_assigned", &clients, |k| assigned.allow(k));
-    let locked = LockedRegistry::new(tiers(spec), 0);
+    let locked = LockedRegistry::new(token_bucket_tiers(spec), 0);
     for client in &clients {
         locked.assign(client, 1);
     }

@@ -17,7 +17,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tollgate::{RateLimiter, Registry, TokenBucket};
+use tollgate::{RateLimiter, TokenBucket};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -25,7 +25,9 @@ mod support;
 use support::contenders::Spec;
 use support::keys::string_keys;
 use support::median::median;
-use support::registry_baseline::LockedRegistry;
+use support::registry_baseline::{
+    DEFAULT_TIER, LockedRegistry, OTHER_TIER, token_bucket_tiers, two_tier_registry,
+};
 use support::threads::{Run, run_for};
 
 /// One contender's turn.
@@ -46,19 +48,11 @@ fn main() -> ExitCode {
     let spec = Spec::DEEP_BUCKET;
     let clients = string_keys(10_000);
     let alone: TokenBucket = TokenBucket::new(spec.tollgate());
-    let registry = Registry::builder()
-        .tier("free", TokenBucket::<String>::new(spec.tollgate()))
-        .tier("pro", TokenBucket::<String>::new(spec.tollgate()))
-        .default_tier("free")
-        .build()
-        .expect("valid tiers");
-    let tiers = (0..2)
-        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
-        .collect();
-    let locked = LockedRegistry::new(tiers, 0);
+    let registry = two_tier_registry(spec);
+    let locked = LockedRegistry::new(token_bucket_tiers(spec), 0);
     for client in &clients {
         if assigned {
-            registry.assign(client, "pro").expect("known tier");
+            registry.assign(client, OTHER_TIER).expect("known tier");
             locked.assign(client, 1);
         }
         // Track every client first: the turns time the hit path.
@@ -66,7 +60,7 @@ fn main() -> ExitCode {
         registry.allow(client);
         locked.allow(client);
     }
-    let tier = if assigned { "pro" } else { "free" };
+    let tier = if assigned { OTHER_TIER } else { DEFAULT_TIER };
     if let Some(client) = clients.iter().find(|c| registry.tier_of(c) != tier) {
         eprintln!("registry_cost: {client} is not on {tier}");
         return ExitCode::FAILURE;

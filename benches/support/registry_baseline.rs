@@ -1,12 +1,39 @@
 //! The classic way to write a registry of tiers, for comparison with
 //! `tollgate::Registry`: client assignments in a `std::sync::RwLock` around
 //! a `HashMap`, in front of the same tier limiters, so the difference is the
-//! assignment lookup alone.
+//! assignment lookup alone. Also the two-tier setup both registries are
+//! measured with.
 
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock};
 
-use tollgate::RateLimiter;
+use tollgate::{RateLimiter, Registry, TokenBucket};
+
+use super::contenders::Spec;
+
+/// The tier a client is on unless assigned.
+pub const DEFAULT_TIER: &str = "free";
+
+/// The tier clients are assigned to.
+pub const OTHER_TIER: &str = "pro";
+
+/// Two token-bucket tiers on `spec`'s quota, the first the default.
+pub fn token_bucket_tiers(spec: Spec) -> Vec<Box<dyn RateLimiter<str>>> {
+    (0..2)
+        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
+        .collect()
+}
+
+/// A `tollgate::Registry` of the same two tiers: [`DEFAULT_TIER`] and
+/// [`OTHER_TIER`].
+pub fn two_tier_registry(spec: Spec) -> Registry {
+    Registry::builder()
+        .tier(DEFAULT_TIER, TokenBucket::<String>::new(spec.tollgate()))
+        .tier(OTHER_TIER, TokenBucket::<String>::new(spec.tollgate()))
+        .default_tier(DEFAULT_TIER)
+        .build()
+        .expect("valid tiers")
+}
 
 /// Tiers of limiters and a locked map from client to tier index.
 pub struct LockedRegistry {

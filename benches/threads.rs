@@ -16,7 +16,7 @@ mod support;
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
 use support::registry_baseline::{
-    LockedRegistry, OTHER_TIER, token_bucket_tiers, two_tier_registry,
+    LockedRegistry, OTHER_TIER, bystanders, token_bucket_tiers, two_tier_registry,
 };
 use support::threads::{Run, run_new_keys, run_ops};
 
@@ -137,7 +137,8 @@ fn insertion(c: &mut Criterion) {
 
 /// A registry on 10,000 clients: every client on the default tier, every
 /// client assigned to the other, and the locked baseline with every client
-/// assigned; one bare limiter for scale.
+/// assigned; one bare limiter for scale. Each registry also holds the
+/// assigned bystanders, so no lookup meets an empty map.
 fn registry(c: &mut Criterion) {
     let spec = Spec::DEEP_BUCKET;
     let clients = string_keys(10_000);
@@ -146,17 +147,21 @@ fn registry(c: &mut Criterion) {
     sweep(&mut g, "tollgate_token_bucket_alone", &clients, |k| {
         limiter.allow(k)
     });
+    let members = bystanders();
     let unassigned = two_tier_registry(spec);
+    for member in &members {
+        unassigned.assign(member, OTHER_TIER).expect("known tier");
+    }
     sweep(&mut g, "registry_default_tier", &clients, |k| {
         unassigned.allow(k)
     });
     let assigned = two_tier_registry(spec);
-    for client in &clients {
+    for client in members.iter().chain(&clients) {
         assigned.assign(client, OTHER_TIER).expect("known tier");
     }
     sweep(&mut g, "registry_assigned", &clients, |k| assigned.allow(k));
     let locked = LockedRegistry::new(token_bucket_tiers(spec), 0);
-    for client in &clients {
+    for client in members.iter().chain(&clients) {
         locked.assign(client, 1);
     }
     sweep(&mut g, "rwlock_registry_assigned", &clients, |k| {

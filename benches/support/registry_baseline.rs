@@ -17,6 +17,14 @@ pub const DEFAULT_TIER: &str = "free";
 /// The tier clients are assigned to.
 pub const OTHER_TIER: &str = "pro";
 
+/// Clients assigned to [`OTHER_TIER`] whom the benchmarks never ask about:
+/// a real registry holds some assignments, and `std`'s `HashMap` answers
+/// a lookup in an empty map without hashing the key, which would let the
+/// locked baseline skip its lookup when every client asked is unassigned.
+pub fn bystanders() -> Vec<String> {
+    (0..1_000).map(|i| format!("member-{i:08}")).collect()
+}
+
 /// Two token-bucket tiers on `spec`'s quota, the first the default.
 pub fn token_bucket_tiers(spec: Spec) -> Vec<Box<dyn RateLimiter<str>>> {
     (0..2)

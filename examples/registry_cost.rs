@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release --example registry_cost              # every client on the default tier
 //! cargo run --release --example registry_cost -- assigned  # every client assigned to the other tier
+//! cargo run --release --example registry_cost -- mixed     # every client assigned, half to each tier
 //! ```
 //!
 //! For one and two threads, each contender gets nine turns of 150 ms, in
@@ -38,15 +39,40 @@ const TURN: Duration = Duration::from_millis(150);
 /// Turns per contender and thread count.
 const TURNS: usize = 9;
 
+/// Which tier each client asked about is on.
+#[derive(Clone, Copy, PartialEq)]
+enum Case {
+    /// Every client on the default tier.
+    Default,
+    /// Every client assigned to the other tier.
+    Assigned,
+    /// Every client assigned, alternately to each tier, so a call cannot
+    /// guess its tier from the calls before it.
+    Mixed,
+}
+
+impl Case {
+    /// The tier index client number `i` is on (0 is the default).
+    fn tier_of(self, i: usize) -> usize {
+        match self {
+            Case::Default => 0,
+            Case::Assigned => 1,
+            Case::Mixed => i % 2,
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let assigned = match std::env::args().nth(1).as_deref() {
-        None | Some("default") => false,
-        Some("assigned") => true,
+    let case = match std::env::args().nth(1).as_deref() {
+        None | Some("default") => Case::Default,
+        Some("assigned") => Case::Assigned,
+        Some("mixed") => Case::Mixed,
         Some(other) => {
-            eprintln!("registry_cost: `{other}` is neither `default` nor `assigned`");
+            eprintln!("registry_cost: `{other}` is not `default`, `assigned` or `mixed`");
             return ExitCode::from(2);
         }
     };
+    let tier_names = [DEFAULT_TIER, OTHER_TIER];
     let spec = Spec::DEEP_BUCKET;
     let clients = string_keys(10_000);
     let alone: TokenBucket = TokenBucket::new(spec.tollgate());
@@ -56,27 +82,32 @@ fn main() -> ExitCode {
         registry.assign(member, OTHER_TIER).expect("known tier");
         locked.assign(member, 1);
     }
-    for client in &clients {
-        if assigned {
-            registry.assign(client, OTHER_TIER).expect("known tier");
-            locked.assign(client, 1);
+    for (i, client) in clients.iter().enumerate() {
+        let tier = case.tier_of(i);
+        if case != Case::Default {
+            registry
+                .assign(client, tier_names[tier])
+                .expect("known tier");
+            locked.assign(client, tier);
         }
         // Track every client first: the turns time the hit path.
         alone.allow(client);
         registry.allow(client);
         locked.allow(client);
     }
-    let tier = if assigned { OTHER_TIER } else { DEFAULT_TIER };
-    if let Some(client) = clients.iter().find(|c| registry.tier_of(c) != tier) {
-        eprintln!("registry_cost: {client} is not on {tier}");
-        return ExitCode::FAILURE;
+    for (i, client) in clients.iter().enumerate() {
+        let tier = tier_names[case.tier_of(i)];
+        if registry.tier_of(client) != tier {
+            eprintln!("registry_cost: {client} is not on {tier}");
+            return ExitCode::FAILURE;
+        }
     }
     println!(
         "10,000 clients, {}; median million decisions per second",
-        if assigned {
-            "all assigned"
-        } else {
-            "all on the default tier"
+        match case {
+            Case::Default => "all on the default tier",
+            Case::Assigned => "all assigned",
+            Case::Mixed => "all assigned, half to each tier",
         }
     );
     for threads in [1, 2] {

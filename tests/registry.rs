@@ -105,6 +105,51 @@ fn for_client_and_tier_return_the_judging_limiter() {
     );
 }
 
+/// Each of many tiers (more than the registry picks by branches) judges
+/// exactly the clients assigned to it, and the default tier the rest.
+#[test]
+fn every_tier_of_many_judges_its_own_clients() {
+    let names: Vec<String> = (1..=9).map(|limit| format!("tier-{limit}")).collect();
+    let registry = names
+        .iter()
+        .zip(1..)
+        .fold(Registry::builder(), |builder, (name, limit)| {
+            builder.tier(name, TokenBucket::<String>::new(Quota::per_hour(limit)))
+        })
+        .default_tier("tier-3")
+        .build()
+        .unwrap();
+    for (name, limit) in names.iter().zip(1..) {
+        let client = format!("client-of-{name}");
+        registry.assign(&client, name).unwrap();
+        assert_eq!(registry.tier_of(&client), name);
+        assert_eq!(
+            registry
+                .for_client(&client)
+                .check_n(&client, 0)
+                .unwrap()
+                .limit(),
+            limit
+        );
+        assert!(
+            registry.allow_n(&client, limit),
+            "{client} gets its tier's quota"
+        );
+        assert!(
+            !registry.allow(&client),
+            "{client} gets no more than its tier's quota"
+        );
+    }
+    assert_eq!(
+        registry
+            .for_client("guest")
+            .check_n("guest", 0)
+            .unwrap()
+            .limit(),
+        3
+    );
+}
+
 #[test]
 fn the_registry_is_a_rate_limiter() {
     let registry: Arc<dyn RateLimiter<str>> = Arc::new(registry());

@@ -2,10 +2,12 @@
 # Benchmarks build, and the comparison runs briefly with its correctness
 # checks (allowed paths admit everything, saturated keys admit what the
 # quota allows, memory is measured); the registry's cost example runs once
-# with every client assigned (every request must be admitted, every client
-# on its tier). No timing is asserted.
+# with every client assigned to one tier and once with clients split over
+# both (every request must be admitted, every client on its tier). No
+# timing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo bench --no-run
 cargo run --release --example compare -- --quick
 cargo run --release --example registry_cost -- assigned
+cargo run --release --example registry_cost -- mixed

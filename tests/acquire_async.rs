@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tollgate::wait::{Acquire, AsyncSleeper, ManualSleeper, Reserve, WaitError, Waiter};
-use tollgate::{Clock, FixedWindow, ManualClock, Quota, RateLimiter, TokenBucket};
+use tollgate::{Clock, FixedWindow, ManualClock, MonotonicClock, Quota, RateLimiter, TokenBucket};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -186,7 +186,12 @@ async fn a_timed_out_future_gives_its_reservation_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_share_a_rate_and_none_is_early() {
-    let limiter: Arc<TokenBucket> = Arc::new(TokenBucket::new(Quota::per_second(50).with_burst(1)));
+    // The exact clock: "early" is read on the limiter's clock, which the
+    // default clock's stalls would leave behind (see `acquire_threads.rs`).
+    let limiter: Arc<TokenBucket> = Arc::new(TokenBucket::with_clock(
+        Quota::per_second(50).with_burst(1),
+        MonotonicClock::exact(),
+    ));
     let start = limiter.clock().now_nanos();
     let tasks: Vec<_> = (0..4)
         .map(|_| {

@@ -15,9 +15,7 @@ mod support;
 
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
-use support::registry_baseline::{
-    LockedRegistry, OTHER_TIER, bystanders, token_bucket_tiers, two_tier_registry,
-};
+use support::registry_baseline::{OTHER_TIER, locked_two_tier_registry, two_tier_registry};
 use support::threads::{Run, run_new_keys, run_ops};
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
@@ -147,21 +145,17 @@ fn registry(c: &mut Criterion) {
     sweep(&mut g, "tollgate_token_bucket_alone", &clients, |k| {
         limiter.allow(k)
     });
-    let members = bystanders();
     let unassigned = two_tier_registry(spec);
-    for member in &members {
-        unassigned.assign(member, OTHER_TIER).expect("known tier");
-    }
     sweep(&mut g, "registry_default_tier", &clients, |k| {
         unassigned.allow(k)
     });
     let assigned = two_tier_registry(spec);
-    for client in members.iter().chain(&clients) {
+    for client in &clients {
         assigned.assign(client, OTHER_TIER).expect("known tier");
     }
     sweep(&mut g, "registry_assigned", &clients, |k| assigned.allow(k));
-    let locked = LockedRegistry::new(token_bucket_tiers(spec), 0);
-    for client in members.iter().chain(&clients) {
+    let locked = locked_two_tier_registry(spec);
+    for client in &clients {
         locked.assign(client, 1);
     }
     sweep(&mut g, "rwlock_registry_assigned", &clients, |k| {

@@ -29,7 +29,7 @@ use support::contenders::Spec;
 use support::keys::string_keys;
 use support::median::median;
 use support::registry_baseline::{
-    DEFAULT_TIER, LockedRegistry, OTHER_TIER, bystanders, token_bucket_tiers, two_tier_registry,
+    DEFAULT_TIER, OTHER_TIER, locked_two_tier_registry, two_tier_registry,
 };
 use support::threads::{Run, run_for};
 
@@ -77,11 +77,7 @@ fn main() -> ExitCode {
     let clients = string_keys(10_000);
     let alone: TokenBucket = TokenBucket::new(spec.tollgate());
     let registry = two_tier_registry(spec);
-    let locked = LockedRegistry::new(token_bucket_tiers(spec), 0);
-    for member in &bystanders() {
-        registry.assign(member, OTHER_TIER).expect("known tier");
-        locked.assign(member, 1);
-    }
+    let locked = locked_two_tier_registry(spec);
     for (i, client) in clients.iter().enumerate() {
         let tier = case.tier_of(i);
         if case != Case::Default {

@@ -17,30 +17,42 @@ pub const DEFAULT_TIER: &str = "free";
 /// The tier clients are assigned to.
 pub const OTHER_TIER: &str = "pro";
 
-/// Clients assigned to [`OTHER_TIER`] whom the benchmarks never ask about:
-/// a real registry holds some assignments, and `std`'s `HashMap` answers
-/// a lookup in an empty map without hashing the key, which would let the
-/// locked baseline skip its lookup when every client asked is unassigned.
-pub fn bystanders() -> Vec<String> {
-    (0..1_000).map(|i| format!("member-{i:08}")).collect()
+/// Clients assigned to [`OTHER_TIER`] whom the benchmarks never ask about,
+/// held by every registry made here: a real registry holds some
+/// assignments, and `std`'s `HashMap` answers a lookup in an empty map
+/// without hashing the key, which would let the locked baseline skip its
+/// lookup when every client asked is unassigned.
+fn bystanders() -> impl Iterator<Item = String> {
+    (0..1_000).map(|i| format!("member-{i:08}"))
 }
 
-/// Two token-bucket tiers on `spec`'s quota, the first the default.
-pub fn token_bucket_tiers(spec: Spec) -> Vec<Box<dyn RateLimiter<str>>> {
-    (0..2)
-        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
-        .collect()
-}
-
-/// A `tollgate::Registry` of the same two tiers: [`DEFAULT_TIER`] and
-/// [`OTHER_TIER`].
+/// A `tollgate::Registry` of two token-bucket tiers on `spec`'s quota,
+/// [`DEFAULT_TIER`] (the default) and [`OTHER_TIER`], holding the
+/// bystanders.
 pub fn two_tier_registry(spec: Spec) -> Registry {
-    Registry::builder()
+    let registry = Registry::builder()
         .tier(DEFAULT_TIER, TokenBucket::<String>::new(spec.tollgate()))
         .tier(OTHER_TIER, TokenBucket::<String>::new(spec.tollgate()))
         .default_tier(DEFAULT_TIER)
         .build()
-        .expect("valid tiers")
+        .expect("valid tiers");
+    for member in bystanders() {
+        registry.assign(&member, OTHER_TIER).expect("known tier");
+    }
+    registry
+}
+
+/// The same two tiers as a [`LockedRegistry`] (index 0 the default, 1
+/// the other), holding the same bystanders.
+pub fn locked_two_tier_registry(spec: Spec) -> LockedRegistry {
+    let tiers = (0..2)
+        .map(|_| Box::new(TokenBucket::<String>::new(spec.tollgate())) as Box<dyn RateLimiter<str>>)
+        .collect();
+    let registry = LockedRegistry::new(tiers, 0);
+    for member in bystanders() {
+        registry.assign(&member, 1);
+    }
+    registry
 }
 
 /// Tiers of limiters and a locked map from client to tier index.

@@ -77,6 +77,10 @@ struct Target {
     what: &'static str,
     ratio: f64,
     goal: f64,
+    /// Whether the goal is one of the targets. The keyed goals are set on the
+    /// default clock; their exact-clock rows apply the same goal only for
+    /// comparison, so the report marks them instead of saying "no".
+    is_target: bool,
 }
 
 fn main() -> ExitCode {
@@ -158,16 +162,19 @@ fn main() -> ExitCode {
     targets.push(Target {
         what: "10k String: governor keyed / tollgate",
         ratio: s[2].median_ns / s[0].median_ns,
+        is_target: true,
         goal: 2.0,
     });
     targets.push(Target {
         what: "10k String: governor keyed / tollgate (exact clock)",
         ratio: s[2].median_ns / s[1].median_ns,
+        is_target: false,
         goal: 2.0,
     });
     targets.push(Target {
         what: "10k String: std mutex / tollgate",
         ratio: s[3].median_ns / s[0].median_ns,
+        is_target: true,
         goal: 2.5,
     });
     let mut ceilings = vec![Ceiling::single("10k String", &s[2], &s, &s[0])];
@@ -201,11 +208,13 @@ fn main() -> ExitCode {
     targets.push(Target {
         what: "10k u64: governor keyed / tollgate",
         ratio: s[2].median_ns / s[0].median_ns,
+        is_target: true,
         goal: 1.5,
     });
     targets.push(Target {
         what: "10k u64: governor keyed / tollgate (exact clock)",
         ratio: s[2].median_ns / s[1].median_ns,
+        is_target: false,
         goal: 1.5,
     });
     ceilings.push(Ceiling::single("10k u64", &s[2], &s, &s[0]));
@@ -246,11 +255,13 @@ fn main() -> ExitCode {
     targets.push(Target {
         what: "direct: floor / tollgate (at least 1/1.3)",
         ratio: s[2].median_ns / s[0].median_ns,
+        is_target: true,
         goal: 1.0 / 1.3,
     });
     targets.push(Target {
         what: "direct, exact clock: floor / tollgate (at least 1/1.3)",
         ratio: s[3].median_ns / s[1].median_ns,
+        is_target: true,
         goal: 1.0 / 1.3,
     });
     drop(contenders);
@@ -274,11 +285,13 @@ fn main() -> ExitCode {
     targets.push(Target {
         what: "2 threads, 10k keys: tollgate / governor keyed",
         ratio: tenk[0][two] / tenk[1][two],
+        is_target: true,
         goal: 3.0,
     });
     targets.push(Target {
         what: "2 threads, 10k keys: tollgate / std mutex",
         ratio: tenk[0][two] / tenk[2][two],
+        is_target: true,
         goal: 6.0,
     });
     let floor_at = sweep::NAMES.len() - 1;
@@ -338,14 +351,12 @@ fn main() -> ExitCode {
     println!("| target | measured | goal | met |");
     println!("|---|---:|---:|:-:|");
     for t in &targets {
-        let met = t.ratio >= t.goal;
-        println!(
-            "| {} | {:.2}x | {:.2}x | {} |",
-            t.what,
-            t.ratio,
-            t.goal,
-            if met { "yes" } else { "no" }
-        );
+        let met = match (t.is_target, t.ratio >= t.goal) {
+            (false, _) => "for comparison",
+            (true, true) => "yes",
+            (true, false) => "no",
+        };
+        println!("| {} | {:.2}x | {:.2}x | {met} |", t.what, t.ratio, t.goal);
     }
     for prefix in ["tollgate TokenBucket<u64>", "tollgate FixedWindow<u64>"] {
         let bytes = worst(prefix);
@@ -354,6 +365,10 @@ fn main() -> ExitCode {
             if bytes <= 64.0 { "yes" } else { "no" }
         );
     }
+    println!(
+        "\nfor comparison: the keyed targets are set on the default clock; \
+         the exact clock's rows hold it to the same goal only as a reference"
+    );
     print_ceilings(&ceilings);
     // Whole-run steal: a run with much of it is one to repeat, not to read.
     println!("\nwhole run: {}\n", whole_run.line());

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks build, and the comparison runs briefly with its correctness
 # checks (allowed paths admit everything, saturated keys admit what the
-# quota allows, memory is measured); the registry's cost example runs once
-# with every client assigned to one tier and once with clients split over
-# both (every request must be admitted, every client on its tier). No
-# timing is asserted.
+# quota allows, memory is measured), through the script that summarises
+# runs, which fails if it finds no targets table. The registry's cost
+# example runs once with every client assigned to one tier and once with
+# clients split over both (every request must be admitted, every client on
+# its tier). No timing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo bench --no-run
-cargo run --release --example compare -- --quick
+COMPARE_RUNS_DIR=target/compare-runs benches/compare_runs.sh 1 --quick
+cat target/compare-runs/run1.md
 cargo run --release --example registry_cost -- assigned
 cargo run --release --example registry_cost -- mixed

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs `compare` several times, one process after another, keeps every
+# report, and prints each target's range over the runs and how many runs
+# met it: the form `docs/benchmarks.md` records a machine's results in.
+# One process draws one layout of the machine's caches, so a target is
+# judged over several.
+#
+#   benches/compare_runs.sh                # five runs
+#   benches/compare_runs.sh 10             # ten runs
+#   benches/compare_runs.sh 3 --quick      # arguments after the count go to compare
+#
+# Reports go to target/compare-runs/run<i>.md (COMPARE_RUNS_DIR moves them).
+# A run whose correctness checks fail stops the script with its status,
+# after printing that run's report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${1:-5}
+shift || true
+if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
+    echo "compare_runs: the run count must be a positive integer, not '$runs'" >&2
+    exit 2
+fi
+dir=${COMPARE_RUNS_DIR:-${CARGO_TARGET_DIR:-target}/compare-runs}
+
+cargo build --release --example compare
+mkdir -p "$dir"
+rm -f "$dir"/run*.md
+for i in $(seq 1 "$runs"); do
+    echo "compare run $i of $runs" >&2
+    status=0
+    cargo run --quiet --release --example compare -- "$@" >"$dir/run$i.md" || status=$?
+    if [[ $status -ne 0 ]]; then
+        cat "$dir/run$i.md"
+        echo "compare_runs: run $i failed with status $status; its report is above" >&2
+        exit "$status"
+    fi
+done
+
+head -n 3 "$dir/run1.md" | grep '^machine:' || true
+echo
+echo "| target | goal | lowest | median | highest | met |"
+echo "|---|---:|---:|---:|---:|:-:|"
+# The targets table's rows: target, measured, goal, met. A row's order is
+# the same in every report, so rows are matched by their text.
+# The targets table's rows from one report, or a failure when it has none.
+target_rows() {
+    awk '/^## Targets/ {on = 1; next}
+         on && /^\|/ {table = 1; if (!/^\|---/ && !/^\| target /) {print; rows++}; next}
+         table {exit}
+         END {if (!rows) {print "compare_runs: no targets table in " FILENAME > "/dev/stderr"; exit 1}}' "$1"
+}
+rows=$(for i in $(seq 1 "$runs"); do target_rows "$dir/run$i.md" || exit 1; done)
+echo "$rows" | awk -F' \\| ' '
+    {
+        what = substr($1, 3)
+        value = $2; sub(/x$/, "", value); value += 0
+        goal = $3
+        met = $4; sub(/ \|$/, "", met)
+        if (!(what in seen)) { seen[what] = 1; order[++n] = what; low[what] = value; high[what] = value }
+        if (value < low[what]) low[what] = value
+        if (value > high[what]) high[what] = value
+        goals[what] = goal
+        runs[what]++
+        values[what, runs[what]] = value
+        if (met == "yes") yes[what]++
+        if (met == "for comparison") compared[what] = 1
+    }
+    # The median of the k values recorded for w (insertion sort: k is small).
+    function median(w, k,    i, j, v, sorted) {
+        for (i = 1; i <= k; i++) {
+            v = values[w, i]
+            for (j = i - 1; j >= 1 && sorted[j] > v; j--) sorted[j + 1] = sorted[j]
+            sorted[j + 1] = v
+        }
+        return k % 2 ? sorted[(k + 1) / 2] : (sorted[k / 2] + sorted[k / 2 + 1]) / 2
+    }
+    END {
+        for (i = 1; i <= n; i++) {
+            w = order[i]
+            verdict = compared[w] ? "for comparison" : sprintf("%d/%d", yes[w] + 0, runs[w])
+            unit = goals[w] ~ /x$/ ? "x" : ""
+            printf "| %s | %s | %.2f%s | %.2f%s | %.2f%s | %s |\n", w, goals[w],
+                low[w], unit, median(w, runs[w]), unit, high[w], unit, verdict
+        }
+    }'
+
+echo
+for i in $(seq 1 "$runs"); do
+    echo "run $i: $(grep '^whole run:' "$dir/run$i.md" | sed 's/^whole run: //')"
+done

@@ -37,12 +37,6 @@ for i in $(seq 1 "$runs"); do
     fi
 done
 
-head -n 3 "$dir/run1.md" | grep '^machine:' || true
-echo
-echo "| target | goal | lowest | median | highest | met |"
-echo "|---|---:|---:|---:|---:|:-:|"
-# The targets table's rows: target, measured, goal, met. A row's order is
-# the same in every report, so rows are matched by their text.
 # The targets table's rows from one report, or a failure when it has none.
 target_rows() {
     awk '/^## Targets/ {on = 1; next}
@@ -51,6 +45,13 @@ target_rows() {
          END {if (!rows) {print "compare_runs: no targets table in " FILENAME > "/dev/stderr"; exit 1}}' "$1"
 }
 rows=$(for i in $(seq 1 "$runs"); do target_rows "$dir/run$i.md" || exit 1; done)
+
+head -n 3 "$dir/run1.md" | grep '^machine:' || true
+echo
+echo "| target | goal | lowest | median | highest | met |"
+echo "|---|---:|---:|---:|---:|:-:|"
+# Each row holds target, measured, goal and met. Rows are matched across
+# reports by their text, in the order of the first report.
 echo "$rows" | awk -F' \\| ' '
     {
         what = substr($1, 3)

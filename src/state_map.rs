@@ -396,9 +396,10 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let mut retired = Vec::new();
         let table = match Arc::get_mut(&mut shard.table) {
             Some(owned) => {
-                let hashes: Vec<u64> = live_entries(owned)
-                    .map(|(key, _)| self.hash(key.borrow()))
-                    .collect();
+                // Sized up front: collected from a filter, it would start
+                // small and be copied as it grew.
+                let mut hashes = Vec::with_capacity(shard.live);
+                hashes.extend(live_entries(owned).map(|(key, _)| self.hash(key.borrow())));
                 let moved = owned.take_entries().filter_map(|entry| {
                     if entry.1.is_retired() {
                         retired.push(entry);
@@ -416,9 +417,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 )
             }
             None => {
-                let keys: Vec<(u64, K::Stored)> = live_entries(&shard.table)
-                    .map(|(key, _)| (self.hash(key.borrow()), key.clone()))
-                    .collect();
+                let mut keys: Vec<(u64, K::Stored)> = Vec::with_capacity(shard.live);
+                keys.extend(
+                    live_entries(&shard.table)
+                        .map(|(key, _)| (self.hash(key.borrow()), key.clone())),
+                );
                 shard.table.supersede();
                 // Release: a reader that finds a state retired below, then
                 // issues an acquire fence, sees the table marked, so it does

@@ -49,11 +49,14 @@ fn home_of(hash: u64, groups: usize) -> usize {
 /// A slot's entry: initialised exactly when its tag is taken (module docs).
 type Entry<K, V> = UnsafeCell<MaybeUninit<(K, V)>>;
 
-/// A group's eight entries, starting on a cache line, so no entry straddles
-/// two lines: a lookup touches one line, and two threads updating nearby
-/// states share fewer. Free for this crate's states, which hold a `u64`: an
-/// entry's size is then a multiple of 8 bytes and a group's of 64. (Entries
-/// under 8 bytes, possible only with a custom state, pad their group.)
+/// A group's eight entries, starting on a cache line, so an entry whose size
+/// divides 64 bytes (16 for a `u64` key, 32 for a `String` key, with this
+/// crate's states) never straddles two lines: a lookup touches one line, and
+/// two threads updating nearby states share fewer. Other sizes (a 16-byte
+/// custom key makes 24) leave some entries across a line boundary. Free for
+/// this crate's states, which hold a `u64`: an entry's size is then a
+/// multiple of 8 bytes and a group's of 64. (Entries under 8 bytes, possible
+/// only with a custom state, pad their group.)
 #[repr(align(64))]
 struct EntryGroup<K, V>([Entry<K, V>; GROUP]);
 

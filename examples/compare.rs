@@ -177,7 +177,7 @@ fn main() -> ExitCode {
         is_target: true,
         goal: 2.5,
     });
-    let mut ceilings = vec![Ceiling::single("10k String", &s[2], &s, &s[0])];
+    let mut ceilings = vec![Ceiling::single("10k String", &s[2], &s[3], &s, &s[0])];
     drop(contenders);
 
     // Single thread, 10,000 u64 keys.
@@ -217,7 +217,7 @@ fn main() -> ExitCode {
         is_target: false,
         goal: 1.5,
     });
-    ceilings.push(Ceiling::single("10k u64", &s[2], &s, &s[0]));
+    ceilings.push(Ceiling::single("10k u64", &s[2], &s[3], &s, &s[0]));
     drop(contenders);
 
     insertion(&spec, plan, &mut failures);
@@ -298,8 +298,15 @@ fn main() -> ExitCode {
     ceilings.push(Ceiling {
         what: "2 threads, 10k keys",
         floor_over_governor: tenk[floor_at][two] / tenk[1][two],
+        floor_over_std: tenk[floor_at][two] / tenk[2][two],
         tollgate_over_floor: tenk[0][two] / tenk[floor_at][two],
     });
+    // The floor's own gain from a second thread tells which way this
+    // machine ran shared data during the sweep (`print_ceilings`).
+    let floor_second_thread = threads
+        .iter()
+        .position(|&t| t == 1)
+        .map(|one| tenk[floor_at][two] / tenk[floor_at][one]);
 
     // Correctness under saturation.
     println!("## Saturation checks (one key, 2 threads, far over quota)\n");
@@ -369,7 +376,7 @@ fn main() -> ExitCode {
         "\nfor comparison: the keyed targets are set on the default clock; \
          the exact clock's rows hold it to the same goal only as a reference"
     );
-    print_ceilings(&ceilings);
+    print_ceilings(&ceilings, floor_second_thread);
     // Whole-run steal: a run with much of it is one to repeat, not to read.
     println!("\nwhole run: {}\n", whole_run.line());
 
@@ -400,6 +407,8 @@ struct Ceiling {
     /// The floor's speed over governor's: the most any keyed design could
     /// beat governor by here.
     floor_over_governor: f64,
+    /// The floor's speed over the std mutex version's, likewise.
+    floor_over_std: f64,
     /// Tollgate's speed over the floor's (at most about 1).
     tollgate_over_floor: f64,
 }
@@ -408,7 +417,13 @@ impl Ceiling {
     /// A single-thread case from its medians; the floor is the row of
     /// `table` named [`KEYED_FLOOR`], found by name so that adding a row
     /// cannot make it read another contender.
-    fn single(what: &'static str, governor: &Sample, table: &[Sample], tollgate: &Sample) -> Self {
+    fn single(
+        what: &'static str,
+        governor: &Sample,
+        std_mutex: &Sample,
+        table: &[Sample],
+        tollgate: &Sample,
+    ) -> Self {
         let floor = table
             .iter()
             .find(|s| s.name == KEYED_FLOOR)
@@ -416,21 +431,34 @@ impl Ceiling {
         Ceiling {
             what,
             floor_over_governor: governor.median_ns / floor.median_ns,
+            floor_over_std: std_mutex.median_ns / floor.median_ns,
             tollgate_over_floor: floor.median_ns / tollgate.median_ns,
         }
     }
 }
 
 /// The ceilings table: what the targets' ratios could reach on this
-/// machine, for reading a missed target.
-fn print_ceilings(ceilings: &[Ceiling]) {
+/// machine, for reading a missed target; then, when the sweep ran one
+/// thread, what a second thread did for the floor on 10,000 keys.
+fn print_ceilings(ceilings: &[Ceiling], floor_second_thread: Option<f64>) {
     println!("\n## Ceilings (the keyed floor: no limiter, only the memory a lookup must touch)\n");
-    println!("| case | floor / governor keyed | tollgate / floor |");
-    println!("|---|---:|---:|");
+    println!("| case | floor / governor keyed | floor / std mutex | tollgate / floor |");
+    println!("|---|---:|---:|---:|");
     for c in ceilings {
         println!(
-            "| {} | {:.2}x | {:.2}x |",
-            c.what, c.floor_over_governor, c.tollgate_over_floor
+            "| {} | {:.2}x | {:.2}x | {:.2}x |",
+            c.what, c.floor_over_governor, c.floor_over_std, c.tollgate_over_floor
+        );
+    }
+    if let Some(gain) = floor_second_thread {
+        let reading = if gain < 1.0 {
+            "below 1: while the sweep ran, moving a line between the cores cost more than the \
+             rest of a decision, for every contender"
+        } else {
+            "at least 1: a second core added decisions"
+        };
+        println!(
+            "\ntwo threads, 10k keys: the floor made {gain:.2}x its one-thread decisions, {reading}"
         );
     }
 }

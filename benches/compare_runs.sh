@@ -89,4 +89,7 @@ echo "$rows" | awk -F' \\| ' '
 echo
 for i in $(seq 1 "$runs"); do
     echo "run $i: $(grep '^whole run:' "$dir/run$i.md" | sed 's/^whole run: //')"
+    # What a second thread did for the keyed floor: the machine's mode for
+    # shared data in that run (absent when the sweep skipped one thread).
+    grep '^two threads, 10k keys: the floor made' "$dir/run$i.md" | sed "s/^/run $i: /" || true
 done

@@ -19,6 +19,7 @@ use tollgate::{RateLimiter, TokenBucket};
 #[path = "../benches/support/mod.rs"]
 mod support;
 
+use support::args::count_arg;
 use support::contenders::{Spec, governor_keyed};
 use support::keys::string_keys;
 use support::median::median;
@@ -26,17 +27,6 @@ use support::threads::run_for;
 
 /// Time each contender runs in all, cut into turns.
 const TOTAL: Duration = Duration::from_secs(2);
-
-/// The argument at `at` as a count from 1 to `most`, or `default` if absent.
-fn count_arg(at: usize, default: u64, most: u64) -> Result<u64, String> {
-    match std::env::args().nth(at) {
-        None => Ok(default),
-        Some(text) => match text.parse() {
-            Ok(n) if (1..=most).contains(&n) => Ok(n),
-            _ => Err(format!("`{text}` is not a count from 1 to {most}")),
-        },
-    }
-}
 
 fn main() -> ExitCode {
     let (threads, turn_ms) = match (count_arg(1, 2, 1024), count_arg(2, 100, 2000)) {

@@ -5,7 +5,8 @@
 # runs, which fails if it finds no targets table. The registry's cost
 # example runs once with every client assigned to one tier and once with
 # clients split over both (every request must be admitted, every client on
-# its tier). No timing is asserted.
+# its tier). The profiling loop and the cache-pressure example run briefly,
+# each failing if a generous quota denied a request. No timing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo bench --no-run
@@ -13,3 +14,7 @@ COMPARE_RUNS_DIR=target/compare-runs benches/compare_runs.sh 1 --quick
 cat target/compare-runs/run1.md
 cargo run --release --example registry_cost -- assigned
 cargo run --release --example registry_cost -- mixed
+for case in string u64 floor; do
+    cargo run --release --example hit_loop -- "$case" 100000
+done
+cargo run --release --example cache_pressure -- 8 1 1000

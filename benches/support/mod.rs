@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod args;
 pub mod baseline;
 pub mod contenders;
 pub mod floor;

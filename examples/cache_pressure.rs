@@ -95,11 +95,6 @@ fn main() -> ExitCode {
     let tollgate: TokenBucket = TokenBucket::new(spec.tollgate());
     let governor = governor_keyed::<String>(spec);
     let (clock, floor) = (MonotonicClock::new(), KeyedFloor::new(&names));
-    let contenders: [&dyn Fn(usize) -> bool; 3] = [
-        &|i| tollgate.allow(&names[i]),
-        &|i| governor.check_key(&names[i]).is_ok(),
-        &|i| floor.allow(&clock, &names[i]),
-    ];
     // times[contender][sweep off, on]
     let mut times = vec![[Vec::new(), Vec::new()]; NAMES.len()];
     let mut pick = Pick::new(0x5eed);
@@ -108,8 +103,15 @@ fn main() -> ExitCode {
             // Relaxed: the sweeper only needs to see the switch soon.
             on.store(sweeping, Ordering::Relaxed);
             std::thread::sleep(Duration::from_millis(20));
-            for (c, allow) in contenders.iter().enumerate() {
-                let (ns, admitted) = batch(keys, &mut pick, allow);
+            // One call of `batch` per contender, so each decision is
+            // inlined into its own loop rather than reached through a
+            // function pointer.
+            let batches = [
+                batch(keys, &mut pick, |i| tollgate.allow(&names[i])),
+                batch(keys, &mut pick, |i| governor.check_key(&names[i]).is_ok()),
+                batch(keys, &mut pick, |i| floor.allow(&clock, &names[i])),
+            ];
+            for (c, (ns, admitted)) in batches.into_iter().enumerate() {
                 // A bucket of a billion tokens cannot run dry here.
                 if admitted != BATCH {
                     eprintln!(

@@ -67,11 +67,8 @@ fn time<K>(keys: &[K], hits: u64, allow: impl Fn(&K) -> bool) -> (f64, u64) {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let (case, hits) = match (
-        Case::parse(args.get(1).map(String::as_str)),
-        count_arg(2, 50_000_000, 1 << 40),
-    ) {
+    let case = Case::parse(std::env::args().nth(1).as_deref());
+    let (case, hits) = match (case, count_arg(2, 50_000_000, 1 << 40)) {
         (Ok(case), Ok(hits)) => (case, hits),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("hit_loop: {e} (arguments: string, u64 or floor, then a hit count)");

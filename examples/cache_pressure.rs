@@ -17,28 +17,18 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-
-use tollgate::{MonotonicClock, RateLimiter, TokenBucket};
+use std::time::Duration;
 
 #[path = "../benches/support/mod.rs"]
 mod support;
 
 use support::args::count_arg;
-use support::contenders::{Spec, governor_keyed};
-use support::keyed_floor::KeyedFloor;
-use support::keys::{Pick, string_keys};
+use support::keys::Pick;
 use support::median::median;
+use support::string_contenders::{NAMES, StringContenders};
 
 /// Decisions per timed batch.
 const BATCH: u64 = 200_000;
-
-/// The contenders, in report order.
-const NAMES: [&str; 3] = [
-    "tollgate TokenBucket<String>",
-    "governor keyed <String>",
-    "keyed floor (not a limiter)",
-];
 
 /// A thread that, while `on` is set, adds one to a word of every cache
 /// line of a `mib`-MiB buffer in turn, and otherwise sleeps.
@@ -62,20 +52,6 @@ fn start_sweeper(mib: usize, on: Arc<AtomicBool>) {
     });
 }
 
-/// Nanoseconds per decision over one batch, after a pass over as many
-/// keys as there are, so the contender's lines are back in the caches.
-fn batch(keys: usize, pick: &mut Pick, allow: impl Fn(usize) -> bool) -> (f64, u64) {
-    for _ in 0..keys {
-        black_box(allow(pick.below(keys)));
-    }
-    let mut admitted = 0;
-    let began = Instant::now();
-    for _ in 0..BATCH {
-        admitted += u64::from(allow(black_box(pick.below(keys))));
-    }
-    (began.elapsed().as_nanos() as f64 / BATCH as f64, admitted)
-}
-
 fn main() -> ExitCode {
     let (mib, rounds, keys) = match (
         count_arg(1, 64, 4096),
@@ -90,11 +66,7 @@ fn main() -> ExitCode {
     };
     let on = Arc::new(AtomicBool::new(false));
     start_sweeper(mib, Arc::clone(&on));
-    let spec = Spec::DEEP_BUCKET;
-    let names = string_keys(keys);
-    let tollgate: TokenBucket = TokenBucket::new(spec.tollgate());
-    let governor = governor_keyed::<String>(spec);
-    let (clock, floor) = (MonotonicClock::new(), KeyedFloor::new(&names));
+    let contenders = StringContenders::new(keys);
     // times[contender][sweep off, on]
     let mut times = vec![[Vec::new(), Vec::new()]; NAMES.len()];
     let mut pick = Pick::new(0x5eed);
@@ -103,24 +75,16 @@ fn main() -> ExitCode {
             // Relaxed: the sweeper only needs to see the switch soon.
             on.store(sweeping, Ordering::Relaxed);
             std::thread::sleep(Duration::from_millis(20));
-            // One call of `batch` per contender, so each decision is
-            // inlined into its own loop rather than reached through a
-            // function pointer.
-            let batches = [
-                batch(keys, &mut pick, |i| tollgate.allow(&names[i])),
-                batch(keys, &mut pick, |i| governor.check_key(&names[i]).is_ok()),
-                batch(keys, &mut pick, |i| floor.allow(&clock, &names[i])),
-            ];
-            for (c, (ns, admitted)) in batches.into_iter().enumerate() {
-                // A bucket of a billion tokens cannot run dry here.
-                if admitted != BATCH {
-                    eprintln!(
-                        "cache_pressure: {} admitted {admitted} of {BATCH}",
-                        NAMES[c]
-                    );
+            match contenders.turn(BATCH, &mut pick) {
+                Ok(batch) => {
+                    for (c, ns) in batch.into_iter().enumerate() {
+                        times[c][usize::from(sweeping)].push(ns);
+                    }
+                }
+                Err(e) => {
+                    eprintln!("cache_pressure: {e}");
                     return ExitCode::FAILURE;
                 }
-                times[c][usize::from(sweeping)].push(ns);
             }
         }
     }

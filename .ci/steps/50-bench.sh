@@ -5,8 +5,9 @@
 # runs, which fails if it finds no targets table. The registry's cost
 # example runs once with every client assigned to one tier and once with
 # clients split over both (every request must be admitted, every client on
-# its tier). The profiling loop and the cache-pressure example run briefly,
-# each failing if a generous quota denied a request. No timing is asserted.
+# its tier). The profiling loop and the cache-pressure and stretches
+# examples run briefly, each failing if a generous quota denied a request.
+# No timing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo bench --no-run
@@ -18,3 +19,4 @@ for case in string u64 floor; do
     cargo run --release --example hit_loop -- "$case" 100000
 done
 cargo run --release --example cache_pressure -- 8 1 1000
+cargo run --release --example stretches -- 1 1000

@@ -6,10 +6,12 @@
 
 pub mod args;
 pub mod baseline;
+pub mod batch;
 pub mod contenders;
 pub mod floor;
 pub mod keyed_floor;
 pub mod keys;
 pub mod median;
 pub mod registry_baseline;
+pub mod string_contenders;
 pub mod threads;

@@ -45,12 +45,24 @@ struct Window {
     floor: f64,
 }
 
+impl Window {
+    /// tollgate's speed over the floor's.
+    fn share_of_floor(&self) -> f64 {
+        self.floor / self.tollgate
+    }
+
+    /// governor's time over tollgate's.
+    fn governor_over_tollgate(&self) -> f64 {
+        self.governor / self.tollgate
+    }
+}
+
 /// Over a set of windows, the medians of the floor's time, of tollgate's
 /// speed over the floor's and of governor's time over tollgate's.
 fn ratios(windows: &[Window]) -> (f64, f64, f64) {
     let mut floor: Vec<f64> = windows.iter().map(|w| w.floor).collect();
-    let mut share_of_floor: Vec<f64> = windows.iter().map(|w| w.floor / w.tollgate).collect();
-    let mut governor: Vec<f64> = windows.iter().map(|w| w.governor / w.tollgate).collect();
+    let mut share_of_floor: Vec<f64> = windows.iter().map(Window::share_of_floor).collect();
+    let mut governor: Vec<f64> = windows.iter().map(Window::governor_over_tollgate).collect();
     (
         median(&mut floor),
         median(&mut share_of_floor),
@@ -103,8 +115,8 @@ fn main() -> ExitCode {
                 window.tollgate,
                 window.governor,
                 window.floor,
-                window.floor / window.tollgate,
-                window.governor / window.tollgate
+                window.share_of_floor(),
+                window.governor_over_tollgate()
             );
             windows.push(window);
             times.iter_mut().for_each(Vec::clear);

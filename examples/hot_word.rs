@@ -12,7 +12,7 @@
 //! For each policy and thread count it prints the decisions per second of
 //! all threads together, the fairness (the slowest thread's decisions over
 //! the fastest's) and the longest any one decision took after losing a race.
-//! `docs/benchmarks.md` (the 16-core section) holds a run.
+//! `docs/benchmarks-earlier.md` (the 16-core section) holds a run.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -9,7 +9,7 @@
 //!
 //! Each contender gets two seconds in turns of the chosen length; the line
 //! printed holds each one's median decisions per second over its turns and
-//! their ratio. `docs/benchmarks.md` (the Zen 4 section) holds runs.
+//! their ratio. `docs/benchmarks-earlier.md` (the Zen 4 section) holds runs.
 
 use std::process::ExitCode;
 use std::time::Duration;

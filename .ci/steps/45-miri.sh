@@ -13,10 +13,35 @@ if ! rustup component add --toolchain nightly miri rust-src; then
     if [ "${TOLLGATE_REQUIRE_MIRI:-0}" = 1 ]; then exit 1; fi
     exit 0
 fi
-export MIRIFLAGS="-Zmiri-strict-provenance"
+strict="-Zmiri-strict-provenance"
+export MIRIFLAGS="$strict"
 cargo +nightly miri setup
-cargo +nightly miri test --lib -- state_table store short_bytes tag_group per_thread
-cargo +nightly miri test --test table_moves --test keys --test many_limiters
-# The table's and the memo's own tests again under Tree Borrows, the other
-# aliasing model.
-MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" cargo +nightly miri test --lib -- state_table per_thread
+# Every test binary is built first, so the two groups below never wait on
+# each other's build.
+cargo +nightly miri test --no-run --lib --test table_moves --test keys --test many_limiters
+
+# Miri interprets on one thread, so the two groups run side by side (about
+# as long each), each into its own log, printed when both are done.
+logs=$(mktemp -d)
+(
+    cargo +nightly miri test --test table_moves
+    # The table's and the memo's own tests again under Tree Borrows, the
+    # other aliasing model.
+    MIRIFLAGS="$strict -Zmiri-tree-borrows" cargo +nightly miri test --lib -- state_table per_thread
+) >"$logs/tables" 2>&1 &
+tables=$!
+(
+    cargo +nightly miri test --lib -- state_table store short_bytes tag_group per_thread
+    cargo +nightly miri test --test keys --test many_limiters
+) >"$logs/units" 2>&1 &
+units=$!
+
+failed=0
+wait "$tables" || failed=1
+wait "$units" || failed=1
+cat "$logs/units" "$logs/tables"
+rm -rf "$logs"
+if [ "$failed" -ne 0 ]; then
+    echo "Miri found a failure (logs above)" >&2
+    exit 1
+fi

@@ -117,20 +117,33 @@ fn keyed_case<K: tollgate::Key + FloorKey + Hash + Eq + Clone + 'static>(
             limiter.allow::<K>(k)
         });
     }
+    {
+        // The exact logs hold every admission, so the allowed path gives them
+        // a short window; denied, they share the stingy quota (one entry).
+        let (log, suffix) = if denied {
+            (Spec::STINGY, "")
+        } else {
+            (LOG, "_64_per_ms")
+        };
+        let limiter: SlidingWindowLog<K> = SlidingWindowLog::new(log.tollgate());
+        bench_keys(
+            &mut g,
+            &format!("tollgate_sliding_log{suffix}"),
+            keys,
+            |k| limiter.allow(k),
+        );
+        let limiter = log.std_log::<K>();
+        bench_keys(
+            &mut g,
+            &format!("std_mutex_sliding_log{suffix}"),
+            keys,
+            |k| limiter.allow::<K>(k),
+        );
+    }
     if !denied {
         // Not a limiter: the least memory a lookup by key must touch.
         let (clock, floor) = (MonotonicClock::new(), KeyedFloor::new(keys));
         bench_keys(&mut g, "keyed_floor", keys, |k| floor.allow(&clock, k));
-        // The exact logs hold every admission, so they get a short window.
-        let log_quota = LOG.tollgate();
-        let limiter: SlidingWindowLog<K> = SlidingWindowLog::new(log_quota);
-        bench_keys(&mut g, "tollgate_sliding_log_64_per_ms", keys, |k| {
-            limiter.allow(k)
-        });
-        let limiter = LOG.std_log::<K>();
-        bench_keys(&mut g, "std_mutex_sliding_log_64_per_ms", keys, |k| {
-            limiter.allow::<K>(k)
-        });
     }
     g.finish();
 }
@@ -153,83 +166,117 @@ fn denied(c: &mut Criterion) {
     keyed_case(c, "denied_10k_string", &string_keys(10_000), true);
 }
 
-/// Times first requests for never-seen keys; a fresh limiter every
-/// `CHUNK` keys keeps memory bounded, and building it is not timed.
-fn insertion(c: &mut Criterion) {
-    const CHUNK: u64 = 100_000;
-    fn timed<L>(iters: u64, make: impl Fn() -> L, allow: impl Fn(&L, u64) -> bool) -> Duration {
-        let mut total = Duration::ZERO;
-        let mut done = 0;
-        while done < iters {
-            let n = CHUNK.min(iters - done);
-            let limiter = make();
-            let began = Instant::now();
-            for key in done..done + n {
-                black_box(allow(&limiter, black_box(key)));
-            }
-            total += began.elapsed();
-            done += n;
+/// Fresh limiters get this many never-seen keys each, so memory stays
+/// bounded however many iterations criterion asks for.
+const INSERT_CHUNK: u64 = 100_000;
+
+/// Times `iters` first requests, `INSERT_CHUNK` keys per fresh limiter from
+/// `make`; building the limiters is not timed.
+fn time_insertions<L>(
+    iters: u64,
+    make: impl Fn() -> L,
+    allow: impl Fn(&L, u64) -> bool,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut done = 0;
+    while done < iters {
+        let n = INSERT_CHUNK.min(iters - done);
+        let limiter = make();
+        let began = Instant::now();
+        for key in done..done + n {
+            black_box(allow(&limiter, black_box(key)));
         }
-        total
+        total += began.elapsed();
+        done += n;
     }
-    let spec = Spec::DEEP_BUCKET;
-    let quota = spec.tollgate();
-    let window = Spec::WIDE_WINDOW.tollgate();
-    let mut g = c.benchmark_group("insert_new_u64");
-    g.bench_function("tollgate_token_bucket", |b| {
-        b.iter_custom(|iters| timed(iters, || TokenBucket::<u64>::new(quota), |l, k| l.allow(&k)))
+    total
+}
+
+/// One implementation's first requests, as [`time_insertions`] times them.
+fn bench_insertions<L>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: &str,
+    make: impl Fn() -> L,
+    allow: impl Fn(&L, u64) -> bool,
+) {
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| time_insertions(iters, &make, &allow))
     });
-    g.bench_function("tollgate_fixed_window", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                || FixedWindow::<u64>::new(window),
-                |l, k| l.allow(&k),
-            )
-        })
-    });
-    g.bench_function("governor_keyed", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                || governor_keyed::<u64>(spec),
-                |l, k| l.check_key(&k).is_ok(),
-            )
-        })
-    });
-    g.bench_function("std_mutex_token_bucket", |b| {
-        b.iter_custom(|iters| timed(iters, || spec.std_bucket::<u64>(), |l, k| l.allow(&k)))
-    });
+}
+
+/// First requests for never-seen keys on every keyed implementation, the
+/// `n`th key made by `key` inside the timed loop (for `String` keys a
+/// `format!`, which every contender pays alike).
+fn insert_case<K: tollgate::Key + Hash + Eq + Clone + 'static>(
+    c: &mut Criterion,
+    name: &str,
+    key: fn(u64) -> K,
+) {
+    let (bucket, window) = (Spec::DEEP_BUCKET, Spec::WIDE_WINDOW);
+    let mut g = c.benchmark_group(name);
+    bench_insertions(
+        &mut g,
+        "tollgate_token_bucket",
+        || TokenBucket::<K>::new(bucket.tollgate()),
+        |l, n| l.allow(&key(n)),
+    );
+    bench_insertions(
+        &mut g,
+        "tollgate_fixed_window",
+        || FixedWindow::<K>::new(window.tollgate()),
+        |l, n| l.allow(&key(n)),
+    );
+    bench_insertions(
+        &mut g,
+        "tollgate_sliding_counter",
+        || SlidingWindowCounter::<K>::new(window.tollgate()),
+        |l, n| l.allow(&key(n)),
+    );
+    // The logs get the windows' quota too: each new key logs one entry,
+    // and none expires while the case runs (the allowed path's short log
+    // window would have the automatic sweep evict keys as it went).
+    bench_insertions(
+        &mut g,
+        "tollgate_sliding_log",
+        || SlidingWindowLog::<K>::new(window.tollgate()),
+        |l, n| l.allow(&key(n)),
+    );
+    bench_insertions(
+        &mut g,
+        "governor_keyed",
+        || governor_keyed::<K>(bucket),
+        |l, n| l.check_key(&key(n)).is_ok(),
+    );
+    bench_insertions(
+        &mut g,
+        "std_mutex_token_bucket",
+        || bucket.std_bucket::<K>(),
+        |l, n| l.allow::<K>(&key(n)),
+    );
+    bench_insertions(
+        &mut g,
+        "parking_lot_token_bucket",
+        || bucket.parking_lot_bucket::<K>(),
+        |l, n| l.allow::<K>(&key(n)),
+    );
+    bench_insertions(
+        &mut g,
+        "std_mutex_fixed_window",
+        || window.std_window::<K>(),
+        |l, n| l.allow::<K>(&key(n)),
+    );
+    bench_insertions(
+        &mut g,
+        "std_mutex_sliding_log",
+        || window.std_log::<K>(),
+        |l, n| l.allow::<K>(&key(n)),
+    );
     g.finish();
-    let mut g = c.benchmark_group("insert_new_string");
-    g.bench_function("tollgate_token_bucket", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                || TokenBucket::<String>::new(quota),
-                |l, k| l.allow(&format!("client-{k:08}")),
-            )
-        })
-    });
-    g.bench_function("governor_keyed", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                || governor_keyed::<String>(spec),
-                |l, k| l.check_key(&format!("client-{k:08}")).is_ok(),
-            )
-        })
-    });
-    g.bench_function("std_mutex_token_bucket", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                iters,
-                || spec.std_bucket::<String>(),
-                |l, k| l.allow(&format!("client-{k:08}")),
-            )
-        })
-    });
-    g.finish();
+}
+
+fn insertion(c: &mut Criterion) {
+    insert_case(c, "insert_new_u64", |n| n);
+    insert_case(c, "insert_new_string", |n| format!("client-{n:08}"));
 }
 
 /// One key, no map: the crate's direct limiter, its peers and the floor

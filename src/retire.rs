@@ -17,8 +17,8 @@
 /// A per-key state the keyed store can retire, move and revive.
 ///
 /// Implemented by [`PackedWord`](crate::PackedWord) (a reserved word value
-/// marks it retired) and [`LogState`](crate::LogState) (a flag under its
-/// lock). A custom [`Algorithm`](crate::Algorithm) whose state is neither
+/// marks it retired) and [`LogState`](crate::LogState) (a flag set under
+/// its lock and read without it). A custom [`Algorithm`](crate::Algorithm) whose state is neither
 /// implements it so that its `check` returns `None` on a retired state.
 pub trait Retire: Sized {
     /// Whether the state is retired now.

@@ -24,7 +24,7 @@ use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
 use crate::quota::Quota;
 use crate::retire::Retire;
-use crate::sync::{Mutex, lock};
+use crate::sync::{AtomicBool, Mutex, Ordering, lock};
 
 /// A keyed exact sliding-window log: `quota.limit()` per any
 /// `quota.window()`-long span.
@@ -42,6 +42,37 @@ pub struct SlidingWindowLogRule {
 #[derive(Debug)]
 pub struct LogState {
     inner: Mutex<Log>,
+    /// Taken out of service by the store; every request is refused entry.
+    /// Written only while holding both `inner`'s lock and the shard's (the
+    /// store retires and revives states under it), so either lock orders
+    /// a read, and the store's checks of a whole table take no state lock.
+    retired: AtomicBool,
+}
+
+impl LogState {
+    /// A live state holding `log`.
+    fn live(log: Log) -> Self {
+        LogState {
+            inner: Mutex::new(log),
+            retired: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the state is retired, for a caller holding `inner`'s lock or
+    /// the shard's.
+    fn retired_under_lock(&self) -> bool {
+        // Relaxed: every write happens under both locks, and the caller
+        // holds one of them, whose acquire ordered the last write before
+        // this load.
+        self.retired.load(Ordering::Relaxed)
+    }
+
+    /// Sets the mark; the caller holds `inner`'s lock and the shard's.
+    fn set_retired(&self, retired: bool) {
+        // Relaxed: readers hold one of the two locks the caller holds, and
+        // its release publishes this store.
+        self.retired.store(retired, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -53,8 +84,6 @@ struct Log {
     /// Admissions so far: a sweep that judged the log between two locks
     /// retires it only if no admission came in between.
     admissions: u64,
-    /// Taken out of service by the store; every request is refused entry.
-    retired: bool,
 }
 
 impl Log {
@@ -98,13 +127,6 @@ impl Log {
 }
 
 impl SlidingWindowLogRule {
-    fn decide(&self, log: &mut Log, now: u64, cost: u64) -> Option<Decision> {
-        if log.retired {
-            return None;
-        }
-        Some(self.decide_live(log, now, cost))
-    }
-
     fn decide_live(&self, log: &mut Log, now: u64, cost: u64) -> Decision {
         let now = log.clamp(now);
         log.expire(now, self.window);
@@ -143,9 +165,7 @@ impl Algorithm for SlidingWindowLogRule {
     }
 
     fn fresh(&self) -> LogState {
-        LogState {
-            inner: Mutex::new(Log::default()),
-        }
+        LogState::live(Log::default())
     }
 
     #[inline]
@@ -159,12 +179,16 @@ impl Algorithm for SlidingWindowLogRule {
     }
 
     fn check(&self, state: &LogState, now: u64, cost: u64) -> Option<Decision> {
-        self.decide(&mut lock(&state.inner), now, cost)
+        let mut log = lock(&state.inner);
+        if state.retired_under_lock() {
+            return None;
+        }
+        Some(self.decide_live(&mut log, now, cost))
     }
 
     fn is_fresh(&self, state: &LogState, now: u64) -> bool {
         let log = lock(&state.inner);
-        !log.retired
+        !state.retired_under_lock()
             && log
                 .entries
                 .back()
@@ -178,34 +202,39 @@ impl Algorithm for SlidingWindowLogRule {
 
 impl Retire for LogState {
     fn is_retired(&self) -> bool {
-        lock(&self.inner).retired
+        // The store asks under the shard's lock, which orders every retire
+        // and revive (a caller holding neither lock gets a moment's view).
+        self.retired_under_lock()
     }
 
     fn retire_if(&self, idle: impl Fn(&Self) -> bool) -> bool {
+        // A retired log stays so until the shard's lock holder revives it,
+        // and sweeps pass over the retired entries a table still holds.
+        if self.retired_under_lock() {
+            return false;
+        }
         // `idle` takes the lock itself, so it judges between two locks; the
         // admission count tells whether the log changed in between.
         let before = lock(&self.inner).admissions;
         if !idle(self) {
             return false;
         }
-        let mut log = lock(&self.inner);
-        if log.retired || log.admissions != before {
+        let log = lock(&self.inner);
+        if self.retired_under_lock() || log.admissions != before {
             return false;
         }
-        log.retired = true;
+        self.set_retired(true);
         true
     }
 
     fn retire_and_take(&self) -> Option<Self> {
         let mut log = lock(&self.inner);
-        if log.retired {
+        if self.retired_under_lock() {
             return None;
         }
         let taken = std::mem::take(&mut *log);
-        log.retired = true;
-        Some(LogState {
-            inner: Mutex::new(taken),
-        })
+        self.set_retired(true);
+        Some(LogState::live(taken))
     }
 
     fn revive(&self, fresh: Self) {
@@ -213,6 +242,8 @@ impl Retire for LogState {
             .inner
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *lock(&self.inner) = fresh;
+        let mut log = lock(&self.inner);
+        *log = fresh;
+        self.set_retired(false);
     }
 }

@@ -17,7 +17,7 @@
 /// A per-key state the keyed store can retire, move and revive.
 ///
 /// Implemented by [`PackedWord`](crate::PackedWord) (a reserved word value
-/// marks it retired) and [`LogState`](crate::LogState) (a flag set under
+/// marks it retired) and [`LogState`](crate::LogState) (a bit set under
 /// its lock and read without it). A custom [`Algorithm`](crate::Algorithm) whose state is neither
 /// implements it so that its `check` returns `None` on a retired state.
 pub trait Retire: Sized {

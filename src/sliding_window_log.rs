@@ -24,7 +24,7 @@ use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
 use crate::quota::Quota;
 use crate::retire::Retire;
-use crate::sync::{AtomicBool, Mutex, Ordering, lock};
+use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 
 /// A keyed exact sliding-window log: `quota.limit()` per any
 /// `quota.window()`-long span.
@@ -42,36 +42,48 @@ pub struct SlidingWindowLogRule {
 #[derive(Debug)]
 pub struct LogState {
     inner: Mutex<Log>,
-    /// Taken out of service by the store; every request is refused entry.
-    /// Written only while holding both `inner`'s lock and the shard's (the
-    /// store retires and revives states under it), so either lock orders
-    /// a read, and the store's checks of a whole table take no state lock.
-    retired: AtomicBool,
+    /// What the store reads without the log's lock, in one word:
+    ///
+    /// | bits | meaning                                                     |
+    /// |------|-------------------------------------------------------------|
+    /// | 0    | retired: out of service, every request is refused entry     |
+    /// | 1-63 | admissions so far, wrapping: a sweep that judged the log between two locks retires it only if this count did not move |
+    ///
+    /// Written only under `inner`'s lock; retiring and reviving also hold
+    /// the shard's lock, under which the store reads the retired bit.
+    mark: AtomicU64,
 }
 
+/// The mark's retired bit.
+const RETIRED: u64 = 1;
+
+/// One admission in the mark's count (bits 1-63).
+const ADMISSION: u64 = 2;
+
 impl LogState {
-    /// A live state holding `log`.
+    /// A live state holding `log`, its count at zero.
     fn live(log: Log) -> Self {
         LogState {
             inner: Mutex::new(log),
-            retired: AtomicBool::new(false),
+            mark: AtomicU64::new(0),
         }
     }
 
-    /// Whether the state is retired, for a caller holding `inner`'s lock or
-    /// the shard's.
-    fn retired_under_lock(&self) -> bool {
-        // Relaxed: every write happens under both locks, and the caller
-        // holds one of them, whose acquire ordered the last write before
-        // this load.
-        self.retired.load(Ordering::Relaxed)
+    /// The mark, for a caller holding `inner`'s lock, or the shard's for
+    /// the retired bit.
+    fn mark(&self) -> u64 {
+        // Relaxed: every write happens under `inner`'s lock, and every
+        // write of the retired bit also under the shard's; the caller holds
+        // the lock that ordered the last write it needs before this load.
+        self.mark.load(Ordering::Relaxed)
     }
 
-    /// Sets the mark; the caller holds `inner`'s lock and the shard's.
-    fn set_retired(&self, retired: bool) {
-        // Relaxed: readers hold one of the two locks the caller holds, and
-        // its release publishes this store.
-        self.retired.store(retired, Ordering::Relaxed);
+    /// Replaces the mark; the caller holds `inner`'s lock (and the shard's
+    /// when the retired bit changes).
+    fn set_mark(&self, mark: u64) {
+        // Relaxed: readers that act on the mark hold one of the locks the
+        // caller holds, whose release publishes this store.
+        self.mark.store(mark, Ordering::Relaxed);
     }
 }
 
@@ -81,9 +93,6 @@ struct Log {
     entries: VecDeque<(u64, u64)>,
     /// Sum of `units` over `entries`.
     total: u64,
-    /// Admissions so far: a sweep that judged the log between two locks
-    /// retires it only if no admission came in between.
-    admissions: u64,
 }
 
 impl Log {
@@ -145,7 +154,6 @@ impl SlidingWindowLogRule {
             _ => log.entries.push_back((now, cost)),
         }
         log.total += cost;
-        log.admissions += 1;
         Decision::admit(
             self.limit,
             self.limit - log.total,
@@ -180,15 +188,21 @@ impl Algorithm for SlidingWindowLogRule {
 
     fn check(&self, state: &LogState, now: u64, cost: u64) -> Option<Decision> {
         let mut log = lock(&state.inner);
-        if state.retired_under_lock() {
+        let mark = state.mark();
+        if mark & RETIRED != 0 {
             return None;
         }
-        Some(self.decide_live(&mut log, now, cost))
+        let decision = self.decide_live(&mut log, now, cost);
+        // An admitted unit is logged (a cost of 0 only looks).
+        if cost > 0 && decision.allowed() {
+            state.set_mark(mark.wrapping_add(ADMISSION));
+        }
+        Some(decision)
     }
 
     fn is_fresh(&self, state: &LogState, now: u64) -> bool {
         let log = lock(&state.inner);
-        !state.retired_under_lock()
+        state.mark() & RETIRED == 0
             && log
                 .entries
                 .back()
@@ -204,36 +218,39 @@ impl Retire for LogState {
     fn is_retired(&self) -> bool {
         // The store asks under the shard's lock, which orders every retire
         // and revive (a caller holding neither lock gets a moment's view).
-        self.retired_under_lock()
+        self.mark() & RETIRED != 0
     }
 
     fn retire_if(&self, idle: impl Fn(&Self) -> bool) -> bool {
+        // `idle` takes the log's lock itself, so it judges after this read
+        // and before the lock below; an admission in between moves the
+        // count. Read without the lock, the mark may be older than the log,
+        // which only fails the comparison below. Acquire: keeps `idle`'s
+        // reads after this one.
+        let before = self.mark.load(Ordering::Acquire);
         // A retired log stays so until the shard's lock holder revives it,
         // and sweeps pass over the retired entries a table still holds.
-        if self.retired_under_lock() {
+        if before & RETIRED != 0 || !idle(self) {
             return false;
         }
-        // `idle` takes the lock itself, so it judges between two locks; the
-        // admission count tells whether the log changed in between.
-        let before = lock(&self.inner).admissions;
-        if !idle(self) {
+        let _log = lock(&self.inner);
+        if self.mark() != before {
             return false;
         }
-        let log = lock(&self.inner);
-        if self.retired_under_lock() || log.admissions != before {
-            return false;
-        }
-        self.set_retired(true);
+        self.set_mark(before | RETIRED);
         true
     }
 
     fn retire_and_take(&self) -> Option<Self> {
         let mut log = lock(&self.inner);
-        if self.retired_under_lock() {
+        let mark = self.mark();
+        if mark & RETIRED != 0 {
             return None;
         }
         let taken = std::mem::take(&mut *log);
-        self.set_retired(true);
+        self.set_mark(mark | RETIRED);
+        // A fresh count: it only has to move between a sweep's two reads
+        // of one state.
         Some(LogState::live(taken))
     }
 
@@ -244,6 +261,8 @@ impl Retire for LogState {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut log = lock(&self.inner);
         *log = fresh;
-        self.set_retired(false);
+        // The count starts again: sweeps, which compare it, hold the
+        // shard's lock, as the caller does.
+        self.set_mark(0);
     }
 }

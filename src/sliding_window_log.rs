@@ -47,26 +47,53 @@ pub struct LogState {
     /// | bits | meaning                                                     |
     /// |------|-------------------------------------------------------------|
     /// | 0    | retired: out of service, every request is refused entry     |
-    /// | 1-63 | admissions so far, wrapping: a sweep that judged the log between two locks retires it only if this count did not move |
+    /// | 1-63 | stamp: 0 while nothing was admitted, else at least one more than the newest entry's time; every admission raises it by one or more (up to [`MAX_STAMP`]) |
     ///
-    /// Written only under `inner`'s lock; retiring and reviving also hold
-    /// the shard's lock, under which the store reads the retired bit.
+    /// The stamp lets a sweep judge the log without its lock, and since it
+    /// never repeats, a sweep that compares it again under the lock knows
+    /// whether an admission came in between. Written only under `inner`'s
+    /// lock; retiring and reviving also hold the shard's lock, under which
+    /// the store reads the retired bit.
     mark: AtomicU64,
 }
 
 /// The mark's retired bit.
 const RETIRED: u64 = 1;
 
-/// One admission in the mark's count (bits 1-63).
-const ADMISSION: u64 = 2;
+/// The highest stamp (bits 1-63 all set). An admission at a clock reading
+/// past `MAX_STAMP - 2` ns (about 292 years) leaves the stamp here, where it
+/// no longer moves, so a log stamped so is never judged fresh (the sweep
+/// could not tell a later admission from none).
+const MAX_STAMP: u64 = u64::MAX >> 1;
+
+/// The stamp an admission at `at` leaves, after `stamp`: above both the
+/// old stamp and `at`, so it never repeats below [`MAX_STAMP`].
+fn next_stamp(stamp: u64, at: u64) -> u64 {
+    stamp
+        .saturating_add(1)
+        .max(at.saturating_add(1))
+        .min(MAX_STAMP)
+}
 
 impl LogState {
-    /// A live state holding `log`, its count at zero.
-    fn live(log: Log) -> Self {
+    /// A live state holding `log`, with `stamp` (see the mark's layout).
+    fn live(log: Log, stamp: u64) -> Self {
         LogState {
             inner: Mutex::new(log),
-            mark: AtomicU64::new(0),
+            mark: AtomicU64::new(stamp << 1),
         }
+    }
+
+    /// Whether the mark shows a live log that admitted nothing counting at
+    /// `now` or later; no lock needed.
+    fn is_fresh_at(&self, now: u64, window: u64) -> bool {
+        // Relaxed: a sweep acts on this answer only after comparing the
+        // mark again under the log's lock; other callers get a moment's view.
+        let mark = self.mark.load(Ordering::Relaxed);
+        let stamp = mark >> 1;
+        // The newest entry's time is at most `stamp - 1`.
+        mark & RETIRED == 0
+            && (stamp == 0 || (stamp < MAX_STAMP && (stamp - 1).saturating_add(window) <= now))
     }
 
     /// The mark, for a caller holding `inner`'s lock, or the shard's for
@@ -173,7 +200,7 @@ impl Algorithm for SlidingWindowLogRule {
     }
 
     fn fresh(&self) -> LogState {
-        LogState::live(Log::default())
+        LogState::live(Log::default(), 0)
     }
 
     #[inline]
@@ -193,20 +220,17 @@ impl Algorithm for SlidingWindowLogRule {
             return None;
         }
         let decision = self.decide_live(&mut log, now, cost);
-        // An admitted unit is logged (a cost of 0 only looks).
+        // An admitted unit is logged (a cost of 0 only looks), as the
+        // newest entry.
         if cost > 0 && decision.allowed() {
-            state.set_mark(mark.wrapping_add(ADMISSION));
+            let newest = log.entries.back().map_or(now, |&(at, _)| at);
+            state.set_mark(next_stamp(mark >> 1, newest) << 1);
         }
         Some(decision)
     }
 
     fn is_fresh(&self, state: &LogState, now: u64) -> bool {
-        let log = lock(&state.inner);
-        state.mark() & RETIRED == 0
-            && log
-                .entries
-                .back()
-                .is_none_or(|&(at, _)| at.saturating_add(self.window) <= now)
+        state.is_fresh_at(now, self.window)
     }
 
     fn reset_bound_nanos(&self) -> u64 {
@@ -222,12 +246,11 @@ impl Retire for LogState {
     }
 
     fn retire_if(&self, idle: impl Fn(&Self) -> bool) -> bool {
-        // `idle` takes the log's lock itself, so it judges after this read
-        // and before the lock below; an admission in between moves the
-        // count. Read without the lock, the mark may be older than the log,
-        // which only fails the comparison below. Acquire: keeps `idle`'s
-        // reads after this one.
-        let before = self.mark.load(Ordering::Acquire);
+        // `idle` judges the stamp after this read and before the lock
+        // below; an admission in between raises the stamp, so the
+        // comparison under the lock fails. Relaxed: `idle` reads only this
+        // word, and that comparison, ordered by the lock, decides.
+        let before = self.mark.load(Ordering::Relaxed);
         // A retired log stays so until the shard's lock holder revives it,
         // and sweeps pass over the retired entries a table still holds.
         if before & RETIRED != 0 || !idle(self) {
@@ -249,20 +272,109 @@ impl Retire for LogState {
         }
         let taken = std::mem::take(&mut *log);
         self.set_mark(mark | RETIRED);
-        // A fresh count: it only has to move between a sweep's two reads
-        // of one state.
-        Some(LogState::live(taken))
+        // The stamp goes with the entries it bounds.
+        Some(LogState::live(taken, mark >> 1))
     }
 
     fn revive(&self, fresh: Self) {
+        // Relaxed: `fresh` is this thread's own.
+        let stamp = fresh.mark.load(Ordering::Relaxed) >> 1;
         let fresh = fresh
             .inner
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut log = lock(&self.inner);
         *log = fresh;
-        // The count starts again: sweeps, which compare it, hold the
+        // The stamp may fall here: sweeps, which compare it, hold the
         // shard's lock, as the caller does.
-        self.set_mark(0);
+        self.set_mark(stamp << 1);
+    }
+}
+
+#[cfg(all(test, not(tollgate_loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Two units per 100 ns.
+    fn rule() -> SlidingWindowLogRule {
+        SlidingWindowLogRule::from_quota(&Quota::new(2, Duration::from_nanos(100)).unwrap())
+    }
+
+    fn mark(state: &LogState) -> u64 {
+        state.mark.load(Ordering::Relaxed)
+    }
+
+    /// The sweep's comparison relies on it: two admissions logged at one
+    /// instant, or with a reading older than the newest entry, still leave
+    /// different marks.
+    #[test]
+    fn every_admission_moves_the_mark() {
+        let rule = SlidingWindowLogRule::from_quota(&Quota::per_second(10));
+        let state = rule.fresh();
+        let mut seen = vec![mark(&state)];
+        for now in [50, 50, 50, 20, 0, 50] {
+            assert!(rule.check(&state, now, 1).unwrap().allowed());
+            seen.push(mark(&state));
+        }
+        let mut distinct = seen.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), seen.len(), "{seen:?}");
+    }
+
+    /// Denials and peeks log nothing, so they leave the mark as it was.
+    #[test]
+    fn denials_and_peeks_leave_the_mark() {
+        let rule = rule();
+        let state = rule.fresh();
+        assert!(rule.check(&state, 10, 2).unwrap().allowed());
+        let spent = mark(&state);
+        assert!(!rule.check(&state, 20, 1).unwrap().allowed());
+        // A peek on a full log is answered as a refusal of one unit.
+        assert!(!rule.check(&state, 20, 0).unwrap().allowed());
+        assert_eq!(mark(&state), spent);
+    }
+
+    /// Judged from the mark alone: fresh exactly when the newest entry
+    /// stops counting.
+    #[test]
+    fn fresh_once_the_newest_entry_stops_counting() {
+        let rule = rule();
+        let state = rule.fresh();
+        assert!(rule.is_fresh(&state, 0));
+        assert!(rule.check(&state, 10, 1).unwrap().allowed());
+        assert!(rule.check(&state, 40, 1).unwrap().allowed());
+        assert!(!rule.is_fresh(&state, 139));
+        assert!(rule.is_fresh(&state, 140));
+    }
+
+    /// A move keeps the judgment; a retired log is never fresh.
+    #[test]
+    fn a_moved_log_is_judged_as_before() {
+        let rule = rule();
+        let state = rule.fresh();
+        assert!(rule.check(&state, 10, 1).unwrap().allowed());
+        let moved = state.retire_and_take().unwrap();
+        assert!(!rule.is_fresh(&state, 1_000));
+        assert!(!rule.is_fresh(&moved, 109));
+        assert!(rule.is_fresh(&moved, 110));
+        assert!(rule.check(&moved, 20, 1).unwrap().allowed());
+        assert!(!rule.is_fresh(&moved, 119));
+    }
+
+    /// At the clock's end the stamp stops moving, so the log is never
+    /// judged fresh there.
+    #[test]
+    fn a_log_stamped_at_the_clock_end_is_never_fresh() {
+        assert_eq!(next_stamp(MAX_STAMP, 0), MAX_STAMP);
+        assert_eq!(next_stamp(0, u64::MAX), MAX_STAMP);
+        assert_eq!(next_stamp(7, 3), 8);
+        assert_eq!(next_stamp(7, 9), 10);
+        let rule = rule();
+        let state = rule.fresh();
+        assert!(rule.check(&state, u64::MAX - 200, 1).unwrap().allowed());
+        assert!(!rule.is_fresh(&state, u64::MAX));
     }
 }

@@ -246,10 +246,9 @@ impl Retire for LogState {
     }
 
     fn retire_if(&self, idle: impl Fn(&Self) -> bool) -> bool {
-        // `idle` judges the stamp after this read and before the lock
-        // below; an admission in between raises the stamp, so the
-        // comparison under the lock fails. Relaxed: `idle` reads only this
-        // word, and that comparison, ordered by the lock, decides.
+        // A first look without the lock, so a sweep locks only the logs it
+        // may retire. Relaxed: `idle` reads only this word, and the second
+        // look, ordered by the lock, decides.
         let before = self.mark.load(Ordering::Relaxed);
         // A retired log stays so until the shard's lock holder revives it,
         // and sweeps pass over the retired entries a table still holds.
@@ -257,10 +256,15 @@ impl Retire for LogState {
             return false;
         }
         let _log = lock(&self.inner);
-        if self.mark() != before {
+        // Every write of the mark holds this lock, so it stands still now.
+        // An admission since the first look raised the stamp: judge the
+        // log again as it is, rather than give up on a log that may still
+        // be idle (or, for a removal, whose judgment is always yes).
+        let mark = self.mark();
+        if mark & RETIRED != 0 || (mark != before && !idle(self)) {
             return false;
         }
-        self.set_mark(before | RETIRED);
+        self.set_mark(mark | RETIRED);
         true
     }
 
@@ -362,6 +366,48 @@ mod tests {
         assert!(rule.is_fresh(&moved, 110));
         assert!(rule.check(&moved, 20, 1).unwrap().allowed());
         assert!(!rule.is_fresh(&moved, 119));
+    }
+
+    /// An admission between the first look and the lock does not make a
+    /// removal fail: the log is judged again under its lock, so a judgment
+    /// that holds whatever the log holds still retires it.
+    #[test]
+    fn an_admission_racing_a_removal_is_judged_again() {
+        let rule = rule();
+        let state = rule.fresh();
+        let looks = std::cell::Cell::new(0);
+        let retired = state.retire_if(|log| {
+            looks.set(looks.get() + 1);
+            if looks.get() == 1 {
+                // Another thread's admission, landing after the first look.
+                assert!(rule.check(log, 10, 1).unwrap().allowed());
+            }
+            true
+        });
+        assert!(retired);
+        assert_eq!(looks.get(), 2, "judged again under the lock");
+        assert!(state.is_retired());
+        assert!(rule.check(&state, 20, 1).is_none());
+    }
+
+    /// A sweep whose first look found the log idle keeps it when an
+    /// admission in between made it busy.
+    #[test]
+    fn an_admission_racing_a_sweep_keeps_the_log() {
+        let rule = rule();
+        let state = rule.fresh();
+        let looks = std::cell::Cell::new(0);
+        let retired = state.retire_if(|log| {
+            looks.set(looks.get() + 1);
+            if looks.get() == 1 {
+                assert!(rule.check(log, 50, 1).unwrap().allowed());
+                return true;
+            }
+            rule.is_fresh(log, 100)
+        });
+        assert!(!retired);
+        assert!(!state.is_retired());
+        assert!(!rule.check(&state, 60, 2).unwrap().allowed());
     }
 
     /// At the clock's end the stamp stops moving, so the log is never

@@ -70,6 +70,7 @@ pub mod fixed_window;
 mod key;
 mod keyed;
 mod limiter;
+mod log_entries;
 mod map_hasher;
 mod options;
 mod packed_word;

@@ -6,7 +6,9 @@
 //!
 //! The log has up to `limit` entries, so it cannot live in one word. Each key
 //! holds a `Mutex` around a queue of `(time, units)` entries (admissions at
-//! the same instant share an entry) and their running total. The critical
+//! the same instant share an entry) and their running total. A log with one
+//! entry keeps it inline (`src/log_entries.rs`), so a key admitted at only one
+//! instant allocates nothing and a hit reads no buffer. The critical
 //! section is a few comparisons plus amortised O(1) queue work, and the lock
 //! is per key, so threads working on different keys never meet; a lock-free
 //! log would need a multi-word ring updated atomically, which costs more than
@@ -16,12 +18,11 @@
 //! Time never moves backwards for a key: a clock reading earlier than the
 //! newest entry is treated as the newest entry's time.
 
-use std::collections::VecDeque;
-
 use crate::algorithm::Algorithm;
 use crate::clock::MonotonicClock;
 use crate::decision::Decision;
 use crate::keyed::KeyedLimiter;
+use crate::log_entries::LogEntries;
 use crate::quota::Quota;
 use crate::retire::Retire;
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
@@ -117,7 +118,7 @@ impl LogState {
 #[derive(Debug, Default)]
 struct Log {
     /// `(admitted at, units)`, oldest first, times strictly increasing.
-    entries: VecDeque<(u64, u64)>,
+    entries: LogEntries,
     /// Sum of `units` over `entries`.
     total: u64,
 }
@@ -125,34 +126,31 @@ struct Log {
 impl Log {
     /// Drops entries that stopped counting at or before `now`.
     fn expire(&mut self, now: u64, window: u64) {
-        while let Some(&(at, units)) = self.entries.front() {
+        while let Some((at, units)) = self.entries.front() {
             if at.saturating_add(window) > now {
                 break;
             }
             self.entries.pop_front();
             self.total -= units;
         }
-        if self.entries.is_empty() && self.entries.capacity() > 64 {
-            self.entries = VecDeque::new();
-        }
     }
 
     /// The effective time: never earlier than the newest entry.
     fn clamp(&self, now: u64) -> u64 {
-        self.entries.back().map_or(now, |&(at, _)| now.max(at))
+        self.entries.back().map_or(now, |(at, _)| now.max(at))
     }
 
     /// Time until the log is empty.
     fn reset_after(&self, now: u64, window: u64) -> u64 {
         self.entries
             .back()
-            .map_or(0, |&(at, _)| at.saturating_add(window).saturating_sub(now))
+            .map_or(0, |(at, _)| at.saturating_add(window).saturating_sub(now))
     }
 
     /// Time until `cost` more units fit under `limit`.
     fn retry_after(&self, now: u64, window: u64, limit: u64, cost: u64) -> u64 {
         let mut still_counted = self.total;
-        for &(at, units) in &self.entries {
+        for (at, units) in self.entries.iter() {
             still_counted -= units;
             if cost <= limit - still_counted {
                 return at.saturating_add(window).saturating_sub(now);
@@ -223,7 +221,7 @@ impl Algorithm for SlidingWindowLogRule {
         // An admitted unit is logged (a cost of 0 only looks), as the
         // newest entry.
         if cost > 0 && decision.allowed() {
-            let newest = log.entries.back().map_or(now, |&(at, _)| at);
+            let newest = log.entries.back().map_or(now, |(at, _)| at);
             state.set_mark(next_stamp(mark >> 1, newest) << 1);
         }
         Some(decision)

@@ -27,6 +27,10 @@ pub(crate) type Entry = (u64, u64);
 /// A queue whose buffer holds more entries than this goes once it empties.
 const KEPT_CAPACITY: usize = 64;
 
+/// A new queue's room: the two entries that start it and two more, the
+/// buffer `VecDeque`'s own first growth gives 16-byte entries.
+const FIRST_CAPACITY: usize = 4;
+
 /// One log's entries, oldest first (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) enum LogEntries {
@@ -72,7 +76,7 @@ impl LogEntries {
         match self {
             LogEntries::Empty => *self = LogEntries::One(entry),
             LogEntries::One(first) => {
-                let mut entries = VecDeque::with_capacity(4);
+                let mut entries = VecDeque::with_capacity(FIRST_CAPACITY);
                 entries.push_back(*first);
                 entries.push_back(entry);
                 *self = LogEntries::Queue(entries);

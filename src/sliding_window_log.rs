@@ -366,6 +366,28 @@ mod tests {
         assert!(!rule.is_fresh(&moved, 119));
     }
 
+    /// Runs `state.retire_if` with an admission at `at` landing between its
+    /// first look (which finds the log idle) and its lock, as another
+    /// thread's would; later looks answer `later`. Returns whether it retired
+    /// the log and how many looks it took.
+    fn retire_raced_by_admission(
+        rule: &SlidingWindowLogRule,
+        state: &LogState,
+        at: u64,
+        later: impl Fn(&LogState) -> bool,
+    ) -> (bool, u32) {
+        let looks = std::cell::Cell::new(0);
+        let retired = state.retire_if(|log| {
+            looks.set(looks.get() + 1);
+            if looks.get() == 1 {
+                assert!(rule.check(log, at, 1).unwrap().allowed());
+                return true;
+            }
+            later(log)
+        });
+        (retired, looks.get())
+    }
+
     /// An admission between the first look and the lock does not make a
     /// removal fail: the log is judged again under its lock, so a judgment
     /// that holds whatever the log holds still retires it.
@@ -373,17 +395,9 @@ mod tests {
     fn an_admission_racing_a_removal_is_judged_again() {
         let rule = rule();
         let state = rule.fresh();
-        let looks = std::cell::Cell::new(0);
-        let retired = state.retire_if(|log| {
-            looks.set(looks.get() + 1);
-            if looks.get() == 1 {
-                // Another thread's admission, landing after the first look.
-                assert!(rule.check(log, 10, 1).unwrap().allowed());
-            }
-            true
-        });
+        let (retired, looks) = retire_raced_by_admission(&rule, &state, 10, |_| true);
         assert!(retired);
-        assert_eq!(looks.get(), 2, "judged again under the lock");
+        assert_eq!(looks, 2, "judged again under the lock");
         assert!(state.is_retired());
         assert!(rule.check(&state, 20, 1).is_none());
     }
@@ -394,15 +408,8 @@ mod tests {
     fn an_admission_racing_a_sweep_keeps_the_log() {
         let rule = rule();
         let state = rule.fresh();
-        let looks = std::cell::Cell::new(0);
-        let retired = state.retire_if(|log| {
-            looks.set(looks.get() + 1);
-            if looks.get() == 1 {
-                assert!(rule.check(log, 50, 1).unwrap().allowed());
-                return true;
-            }
-            rule.is_fresh(log, 100)
-        });
+        let (retired, _) =
+            retire_raced_by_admission(&rule, &state, 50, |log| rule.is_fresh(log, 100));
         assert!(!retired);
         assert!(!state.is_retired());
         assert!(!rule.check(&state, 60, 2).unwrap().allowed());

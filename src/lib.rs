@@ -54,7 +54,8 @@
 //!
 //! Dependencies and why: `thread_local` (per-thread table caches, so a
 //! lookup needs no reference-count update), `foldhash` (about a third cheaper
-//! to hash short keys than SipHash, still seeded per map), `quanta` (a clock
+//! to hash short keys than SipHash, still seeded per map; see
+//! [`KeyedOptions::robust_hash`] for keys that share a prefix), `quanta` (a clock
 //! read at half the cost of `Instant::now`), `crossbeam-utils`
 //! (`CachePadded`, `Backoff`), `strength_reduce` (each rule's divisions by
 //! its own constants as multiplies), `compact_str` (string keys kept inline

@@ -245,7 +245,7 @@ impl RegistryBuilder {
             tiers: self.tiers,
             by_name,
             default,
-            assignments: StateMap::new(None, TableFill::DEFAULT),
+            assignments: StateMap::new(None, TableFill::DEFAULT, false),
         })
     }
 }

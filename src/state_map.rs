@@ -127,14 +127,15 @@ pub(crate) struct StateMap<K: Key, V: Send + Sync> {
 
 impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// A map with `shards` shards (rounded up to a power of two, 1 to 65536),
-    /// or four per CPU when `None`, whose tables move as `fill` says.
-    pub(crate) fn new(shards: Option<usize>, fill: TableFill) -> Self {
+    /// or four per CPU when `None`, whose tables move as `fill` says, hashed
+    /// with the second fold when `robust_hash` (see [`MapHasher`]).
+    pub(crate) fn new(shards: Option<usize>, fill: TableFill, robust_hash: bool) -> Self {
         let count = shards
             .unwrap_or_else(default_shards)
             .clamp(1, 1 << 16)
             .next_power_of_two();
         StateMap {
-            hasher: MapHasher::random(),
+            hasher: MapHasher::random(robust_hash),
             shards: (0..count)
                 .map(|_| {
                     CachePadded::new(Mutex::new(Shard {
@@ -481,7 +482,7 @@ mod tests {
 
     #[test]
     fn removals_give_the_slots_back() {
-        let map: StateMap<u64, PackedWord> = StateMap::new(Some(4), TableFill::DEFAULT);
+        let map: StateMap<u64, PackedWord> = StateMap::new(Some(4), TableFill::DEFAULT, false);
         for key in 0..4_000 {
             map.read_or_insert(&key, || PackedWord::new(key), |_, _| ());
         }
@@ -507,7 +508,7 @@ mod tests {
 
     #[test]
     fn a_miss_in_the_current_table_is_absent_and_in_a_replaced_one_unsure() {
-        let map: StateMap<u64, PackedWord> = StateMap::new(Some(1), TableFill::DEFAULT);
+        let map: StateMap<u64, PackedWord> = StateMap::new(Some(1), TableFill::DEFAULT, false);
         // No table cached on this thread yet.
         assert_eq!(map.read_or_absent(&1, |w| Some(w.load())), Seen::Unsure);
         map.read_or_insert(&1, || PackedWord::new(7), |_, _| ());

@@ -61,7 +61,7 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
         books
             .sweep_due
             .store(options.min_sweep_interval, Ordering::Relaxed);
-        let map = StateMap::new(options.shards, options.table_fill);
+        let map = StateMap::new(options.shards, options.table_fill, options.robust_hash);
         // Batches small enough that all shards together hold back at most
         // half the minimum interval.
         let count_batch =

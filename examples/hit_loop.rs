@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release --example hit_loop                    # String keys, 50 M hits
 //! cargo run --release --example hit_loop -- u64 20000000
+//! cargo run --release --example hit_loop -- string-robust    # KeyedOptions::robust_hash
 //! perf record -e cpu-clock target/release/examples/hit_loop floor
 //! ```
 //!
@@ -16,7 +17,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use tollgate::{MonotonicClock, RateLimiter, TokenBucket};
+use tollgate::{KeyedOptions, MonotonicClock, RateLimiter, TokenBucket};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -36,6 +37,10 @@ enum Case {
     StringKeys,
     /// `TokenBucket<u64>` with its defaults.
     U64Keys,
+    /// `TokenBucket<String>` with `KeyedOptions::robust_hash`.
+    RobustStringKeys,
+    /// `TokenBucket<u64>` with `KeyedOptions::robust_hash`.
+    RobustU64Keys,
     /// The keyed floor on the same `String` keys (not a limiter).
     Floor,
 }
@@ -45,8 +50,12 @@ impl Case {
         match arg {
             None | Some("string") => Ok(Case::StringKeys),
             Some("u64") => Ok(Case::U64Keys),
+            Some("string-robust") => Ok(Case::RobustStringKeys),
+            Some("u64-robust") => Ok(Case::RobustU64Keys),
             Some("floor") => Ok(Case::Floor),
-            Some(other) => Err(format!("`{other}` is not a case (string, u64 or floor)")),
+            Some(other) => Err(format!(
+                "`{other}` is not a case (string, u64, string-robust, u64-robust or floor)"
+            )),
         }
     }
 }
@@ -71,11 +80,14 @@ fn main() -> ExitCode {
     let (case, hits) = match (case, count_arg(2, 50_000_000, 1 << 40)) {
         (Ok(case), Ok(hits)) => (case, hits),
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!("hit_loop: {e} (arguments: string, u64 or floor, then a hit count)");
+            eprintln!(
+                "hit_loop: {e} (arguments: string, u64, string-robust, u64-robust or floor, then a hit count)"
+            );
             return ExitCode::from(2);
         }
     };
     let spec = Spec::DEEP_BUCKET;
+    let robust = KeyedOptions::new().robust_hash(true);
     let (name, (ns, admitted)) = match case {
         Case::StringKeys => {
             let keys = string_keys(KEYS);
@@ -90,6 +102,24 @@ fn main() -> ExitCode {
             let limiter: TokenBucket<u64> = TokenBucket::new(spec.tollgate());
             (
                 "tollgate TokenBucket<u64>",
+                time(&keys, hits, |k| limiter.allow(k)),
+            )
+        }
+        Case::RobustStringKeys => {
+            let keys = string_keys(KEYS);
+            let limiter: TokenBucket =
+                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), robust);
+            (
+                "tollgate TokenBucket<String>, robust hash",
+                time(&keys, hits, |k| limiter.allow(k)),
+            )
+        }
+        Case::RobustU64Keys => {
+            let keys = u64_keys(KEYS);
+            let limiter: TokenBucket<u64> =
+                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), robust);
+            (
+                "tollgate TokenBucket<u64>, robust hash",
                 time(&keys, hits, |k| limiter.allow(k)),
             )
         }

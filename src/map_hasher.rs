@@ -67,6 +67,14 @@ impl MapHasher {
     }
 }
 
+#[cfg(test)]
+impl MapHasher {
+    /// Whether hashes get the second fold.
+    pub(crate) fn is_robust(&self) -> bool {
+        self.second_fold.is_some()
+    }
+}
+
 impl<'a> BuildHasher for &'a MapHasher {
     type Hasher = KeyHasher<'a>;
 

@@ -203,6 +203,7 @@ const BRANCHED_TIERS: usize = 4;
 pub struct RegistryBuilder {
     tiers: Vec<Tier>,
     default: Option<String>,
+    robust_hash: bool,
 }
 
 impl RegistryBuilder {
@@ -218,6 +219,17 @@ impl RegistryBuilder {
     /// Names the tier used for clients with no assignment.
     pub fn default_tier(mut self, name: &str) -> Self {
         self.default = Some(name.to_owned());
+        self
+    }
+
+    /// Hash clients' names in the assignment map as
+    /// [`KeyedOptions::robust_hash`](crate::KeyedOptions::robust_hash)
+    /// hashes a limiter's keys (default off): every registry then spreads
+    /// names that differ only in their last bytes alike, for one more
+    /// multiply per call. The tiers' limiters take the option in their own
+    /// [`KeyedOptions`](crate::KeyedOptions).
+    pub fn robust_hash(mut self, robust: bool) -> Self {
+        self.robust_hash = robust;
         self
     }
 
@@ -245,7 +257,7 @@ impl RegistryBuilder {
             tiers: self.tiers,
             by_name,
             default,
-            assignments: StateMap::new(None, TableFill::DEFAULT, false),
+            assignments: StateMap::new(None, TableFill::DEFAULT, self.robust_hash),
         })
     }
 }
@@ -256,6 +268,30 @@ impl fmt::Debug for RegistryBuilder {
         f.debug_struct("RegistryBuilder")
             .field("tiers", &names)
             .field("default", &self.default)
+            .field("robust_hash", &self.robust_hash)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(tollgate_loom)))]
+mod tests {
+    use super::*;
+    use crate::{ManualClock, Quota, TokenBucket};
+
+    /// The builder's option reaches the assignment map.
+    #[test]
+    fn the_robust_hash_option_reaches_the_assignments() {
+        for robust in [false, true] {
+            let registry = Registry::builder()
+                .tier(
+                    "free",
+                    TokenBucket::<String, _>::with_clock(Quota::per_hour(2), ManualClock::new()),
+                )
+                .default_tier("free")
+                .robust_hash(robust)
+                .build()
+                .unwrap();
+            assert_eq!(registry.assignments.hashes_robustly(), robust);
+        }
     }
 }

@@ -455,6 +455,12 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     pub(crate) fn shard_count(&self) -> usize {
         self.shards.len()
     }
+
+    /// Whether keys are hashed with the second fold.
+    #[cfg(test)]
+    pub(crate) fn hashes_robustly(&self) -> bool {
+        self.hasher.is_robust()
+    }
 }
 
 /// The entries of `table` whose state is live.

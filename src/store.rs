@@ -268,6 +268,16 @@ mod tests {
         store
     }
 
+    /// The option reaches the map that hashes the keys.
+    #[test]
+    fn the_robust_hash_option_reaches_the_map() {
+        for robust in [false, true] {
+            let options = KeyedOptions::new().robust_hash(robust);
+            let store: Store<u64, PackedWord> = Store::new(options, 1_000);
+            assert_eq!(store.map.hashes_robustly(), robust);
+        }
+    }
+
     #[test]
     fn the_automatic_sweep_keeps_a_key_fresh_for_less_than_the_grace() {
         let store = store_with_one_key(500);

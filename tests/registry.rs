@@ -11,8 +11,14 @@ use tollgate::{
 /// `free`: 2 per hour (token bucket), `pro`: 5 per hour (fixed window),
 /// both on a frozen clock; `free` is the default.
 fn registry() -> Registry {
+    registry_hashed(false)
+}
+
+/// [`registry`] with its assignments hashed robustly or not.
+fn registry_hashed(robust: bool) -> Registry {
     let clock = ManualClock::new();
     Registry::builder()
+        .robust_hash(robust)
         .tier(
             "free",
             TokenBucket::<String, _>::with_clock(Quota::per_hour(2), clock.clone()),
@@ -273,9 +279,16 @@ fn assign_racing_allow_judges_each_call_by_one_tier() {
     assert_eq!(spent("large", LARGE), large);
 }
 
+/// Clients arrive and leave in thousands, moving the assignments' tables,
+/// with either hash: each is found in the tier it was last given.
 #[test]
 fn many_clients_come_and_go() {
-    let registry = registry();
+    for robust in [false, true] {
+        clients_come_and_go(&registry_hashed(robust));
+    }
+}
+
+fn clients_come_and_go(registry: &Registry) {
     let clients: Vec<String> = (0..5_000).map(|i| format!("client-{i}")).collect();
     for round in 0..3 {
         for client in &clients {

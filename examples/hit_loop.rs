@@ -33,14 +33,11 @@ const KEYS: usize = 10_000;
 /// What the loop decides with.
 #[derive(Clone, Copy)]
 enum Case {
-    /// `TokenBucket<String>` with its defaults.
-    StringKeys,
-    /// `TokenBucket<u64>` with its defaults.
-    U64Keys,
-    /// `TokenBucket<String>` with `KeyedOptions::robust_hash`.
-    RobustStringKeys,
-    /// `TokenBucket<u64>` with `KeyedOptions::robust_hash`.
-    RobustU64Keys,
+    /// `TokenBucket<String>` with its defaults, or with
+    /// `KeyedOptions::robust_hash` when `robust`.
+    StringKeys { robust: bool },
+    /// `TokenBucket<u64>` likewise.
+    U64Keys { robust: bool },
     /// The keyed floor on the same `String` keys (not a limiter).
     Floor,
 }
@@ -48,10 +45,10 @@ enum Case {
 impl Case {
     fn parse(arg: Option<&str>) -> Result<Case, String> {
         match arg {
-            None | Some("string") => Ok(Case::StringKeys),
-            Some("u64") => Ok(Case::U64Keys),
-            Some("string-robust") => Ok(Case::RobustStringKeys),
-            Some("u64-robust") => Ok(Case::RobustU64Keys),
+            None | Some("string") => Ok(Case::StringKeys { robust: false }),
+            Some("u64") => Ok(Case::U64Keys { robust: false }),
+            Some("string-robust") => Ok(Case::StringKeys { robust: true }),
+            Some("u64-robust") => Ok(Case::U64Keys { robust: true }),
             Some("floor") => Ok(Case::Floor),
             Some(other) => Err(format!(
                 "`{other}` is not a case (string, u64, string-robust, u64-robust or floor)"
@@ -87,41 +84,30 @@ fn main() -> ExitCode {
         }
     };
     let spec = Spec::DEEP_BUCKET;
-    let robust = KeyedOptions::new().robust_hash(true);
+    // The defaults, but for the hash.
+    let options = |robust: bool| KeyedOptions::new().robust_hash(robust);
     let (name, (ns, admitted)) = match case {
-        Case::StringKeys => {
-            let keys = string_keys(KEYS);
-            let limiter: TokenBucket = TokenBucket::new(spec.tollgate());
-            (
-                "tollgate TokenBucket<String>",
-                time(&keys, hits, |k| limiter.allow(k)),
-            )
-        }
-        Case::U64Keys => {
-            let keys = u64_keys(KEYS);
-            let limiter: TokenBucket<u64> = TokenBucket::new(spec.tollgate());
-            (
-                "tollgate TokenBucket<u64>",
-                time(&keys, hits, |k| limiter.allow(k)),
-            )
-        }
-        Case::RobustStringKeys => {
+        Case::StringKeys { robust } => {
             let keys = string_keys(KEYS);
             let limiter: TokenBucket =
-                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), robust);
-            (
-                "tollgate TokenBucket<String>, robust hash",
-                time(&keys, hits, |k| limiter.allow(k)),
-            )
+                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), options(robust));
+            let name = if robust {
+                "tollgate TokenBucket<String>, robust hash"
+            } else {
+                "tollgate TokenBucket<String>"
+            };
+            (name, time(&keys, hits, |k| limiter.allow(k)))
         }
-        Case::RobustU64Keys => {
+        Case::U64Keys { robust } => {
             let keys = u64_keys(KEYS);
             let limiter: TokenBucket<u64> =
-                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), robust);
-            (
-                "tollgate TokenBucket<u64>, robust hash",
-                time(&keys, hits, |k| limiter.allow(k)),
-            )
+                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), options(robust));
+            let name = if robust {
+                "tollgate TokenBucket<u64>, robust hash"
+            } else {
+                "tollgate TokenBucket<u64>"
+            };
+            (name, time(&keys, hits, |k| limiter.allow(k)))
         }
         Case::Floor => {
             let keys = string_keys(KEYS);

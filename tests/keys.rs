@@ -223,13 +223,8 @@ fn a_keys_own_hash_is_the_only_one_the_tables_use() {
     let options = KeyedOptions::new().shards(1).auto_sweep(false);
     let limiter: TokenBucket<Tenant, ManualClock> =
         TokenBucket::with_options(Quota::per_hour(1), ManualClock::new(), options);
-    let tenant = |i: usize| Tenant(format!("tenant-{i}"));
-    for i in 0..MOVING_KEYS {
-        assert!(limiter.allow(&tenant(i)), "tenant {i} is new");
-    }
-    for i in 0..MOVING_KEYS {
-        assert!(!limiter.allow(&tenant(i)), "tenant {i} was tracked");
-    }
+    let tenant = |i: u32| Tenant(format!("tenant-{i}"));
+    each_passes_once_then_is_refused("tenants", |i| limiter.allow(&tenant(i)));
     assert_eq!(limiter.len(), MOVING_KEYS);
     assert_eq!(limiter.evict_idle(), 0);
 }
@@ -254,37 +249,28 @@ fn the_robust_hash_finds_every_key_again() {
             TokenBucket::with_options(Quota::per_hour(1), ManualClock::new(), options);
         let name = |i: u32| format!("client-{i:08}");
         let address = |i: u32| Ipv4Addr::from(0x0a00_0000 | i);
-        for i in 0..MOVING_KEYS as u32 {
-            assert!(
-                strings.allow(&name(i)),
-                "{shards} shards: {} is new",
-                name(i)
-            );
-            assert!(ids.allow(&u64::from(i)), "{shards} shards: id {i} is new");
-            assert!(
-                addresses.allow(&address(i)),
-                "{shards} shards: {} is new",
-                address(i)
-            );
-        }
-        for i in 0..MOVING_KEYS as u32 {
-            assert!(
-                !strings.allow(&name(i)),
-                "{shards} shards: {} was tracked",
-                name(i)
-            );
-            assert!(
-                !ids.allow(&u64::from(i)),
-                "{shards} shards: id {i} was tracked"
-            );
-            assert!(
-                !addresses.allow(&address(i)),
-                "{shards} shards: {} was tracked",
-                address(i)
-            );
-        }
+        each_passes_once_then_is_refused(&format!("{shards} shards, strings"), |i| {
+            strings.allow(&name(i))
+        });
+        each_passes_once_then_is_refused(&format!("{shards} shards, ids"), |i| {
+            ids.allow(&u64::from(i))
+        });
+        each_passes_once_then_is_refused(&format!("{shards} shards, addresses"), |i| {
+            addresses.allow(&address(i))
+        });
         assert_eq!(strings.len(), MOVING_KEYS);
         assert_eq!(ids.len(), MOVING_KEYS);
         assert_eq!(addresses.len(), MOVING_KEYS);
+    }
+}
+
+/// Asks for keys 0 to [`MOVING_KEYS`] twice through `allow`: every key
+/// passes the first time and is refused the second.
+fn each_passes_once_then_is_refused(what: &str, allow: impl Fn(u32) -> bool) {
+    for i in 0..MOVING_KEYS as u32 {
+        assert!(allow(i), "{what}: key {i} is new");
+    }
+    for i in 0..MOVING_KEYS as u32 {
+        assert!(!allow(i), "{what}: key {i} was tracked");
     }
 }

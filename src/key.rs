@@ -200,7 +200,7 @@ impl fmt::Debug for StoredStr {
 /// `bytes` hashed as one write: a whole key needs no terminator, since no
 /// other field follows it.
 #[inline]
-fn hash_bytes(bytes: &[u8], hasher: &impl BuildHasher) -> u64 {
+pub(crate) fn hash_bytes(bytes: &[u8], hasher: &impl BuildHasher) -> u64 {
     let mut state = hasher.build_hasher();
     state.write(bytes);
     state.finish()

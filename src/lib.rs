@@ -77,6 +77,7 @@ mod options;
 mod packed_word;
 #[cfg(not(tollgate_loom))]
 mod per_thread;
+mod placement;
 mod quota;
 mod quota_parse;
 #[cfg(feature = "redis")]

@@ -16,18 +16,16 @@
 //! the same for every key (strings sharing their first eight bytes, as
 //! `client-00001234` do; an integer's empty second word), one factor is
 //! fixed, and how evenly the keys spread over shards, home groups and tags
-//! depends on the seeds drawn: one store in a hundred or so leaves a fifth
-//! or more of its keys outside their home group (`docs/benchmarks.md`,
-//! levers). A store made with
-//! [`KeyedOptions::robust_hash`](crate::KeyedOptions::robust_hash) folds
-//! the result once more, by a seed of its own, as foldhash's quality
-//! variant does by a constant: every draw then spreads such keys as a
-//! random function would, for one more multiply on every lookup.
+//! depends on the seeds drawn. The store also draws a factor for folding
+//! the hash once more, which the tables that need it use
+//! ([`Placement`](crate::placement::Placement)).
 
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 
 use foldhash::SharedSeed;
 use foldhash::fast::FoldHasher;
+
+use crate::placement::Placement;
 
 /// Seeds for hashing one store's keys.
 #[derive(Clone, Debug)]
@@ -35,8 +33,10 @@ pub(crate) struct MapHasher {
     /// Distinguishes this store's hashes from other stores' with the same
     /// shared seeds.
     per_store: u64,
-    /// The factor of the second fold, for a store made with a robust hash.
-    second_fold: Option<u64>,
+    /// The factor of the second fold, for tables that fold.
+    fold_factor: u64,
+    /// Whether every table folds (a store made with a robust hash).
+    always_fold: bool,
     /// The six seeds foldhash mixes the key's bytes with.
     shared: SharedSeed,
 }
@@ -44,13 +44,14 @@ pub(crate) struct MapHasher {
 impl MapHasher {
     /// Seeds drawn from a fresh `foldhash` random state, so collisions
     /// cannot be planned from outside the process (as with `RandomState`);
-    /// `robust` adds the second fold.
+    /// with `always_fold` every table folds.
     #[cfg(not(tollgate_loom))]
-    pub(crate) fn random(robust: bool) -> Self {
+    pub(crate) fn random(always_fold: bool) -> Self {
         let source = foldhash::fast::RandomState::default();
         MapHasher {
             per_store: source.hash_one(0_u64),
-            second_fold: robust.then(|| source.hash_one(2_u64)),
+            fold_factor: source.hash_one(2_u64),
+            always_fold,
             shared: SharedSeed::from_u64(source.hash_one(1_u64)),
         }
     }
@@ -58,120 +59,31 @@ impl MapHasher {
     /// The same seeds every time: `loom` replays each execution's choices in
     /// program order and needs every execution to lay the table out alike.
     #[cfg(tollgate_loom)]
-    pub(crate) fn random(robust: bool) -> Self {
+    pub(crate) fn random(always_fold: bool) -> Self {
         MapHasher {
             per_store: 0x9e37_79b9_7f4a_7c15,
-            second_fold: robust.then_some(0xbf58_476d_1ce4_e5b9),
+            fold_factor: 0xbf58_476d_1ce4_e5b9,
+            always_fold,
             shared: SharedSeed::from_u64(0x2545_f491_4f6c_dd1d),
         }
+    }
+
+    /// How a table that folds places keys.
+    pub(crate) fn folded(&self) -> Placement {
+        Placement::folded(self.fold_factor)
+    }
+
+    /// Whether every table folds.
+    pub(crate) fn always_folds(&self) -> bool {
+        self.always_fold
     }
 }
 
 #[cfg(test)]
 impl MapHasher {
-    /// Whether hashes get the second fold.
-    pub(crate) fn is_robust(&self) -> bool {
-        self.second_fold.is_some()
-    }
-}
-
-impl<'a> BuildHasher for &'a MapHasher {
-    type Hasher = KeyHasher<'a>;
-
-    #[inline]
-    fn build_hasher(&self) -> KeyHasher<'a> {
-        KeyHasher {
-            fast: FoldHasher::with_seed(self.per_store, &self.shared),
-            second_fold: self.second_fold,
-        }
-    }
-}
-
-/// foldhash's fast hasher, folded once more at the end for a store made
-/// with a robust hash.
-pub(crate) struct KeyHasher<'a> {
-    fast: FoldHasher<'a>,
-    second_fold: Option<u64>,
-}
-
-/// `Hasher` methods that hand their integer to the fast hasher as it is.
-macro_rules! forward_integer_writes {
-    ($($method:ident($integer:ty)),* $(,)?) => {$(
-        #[inline]
-        fn $method(&mut self, i: $integer) {
-            self.fast.$method(i);
-        }
-    )*};
-}
-
-impl Hasher for KeyHasher<'_> {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        self.fast.write(bytes);
-    }
-
-    forward_integer_writes!(
-        write_u8(u8),
-        write_u16(u16),
-        write_u32(u32),
-        write_u64(u64),
-        write_u128(u128),
-        write_usize(usize),
-    );
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        let hash = self.fast.finish();
-        match self.second_fold {
-            Some(factor) => folded_multiply(hash, factor),
-            None => hash,
-        }
-    }
-}
-
-/// The 128-bit product of `x` and `y` with its halves XORed, as foldhash
-/// folds: its middle bits, which depend on most bits of both, reach every
-/// bit of the result.
-#[inline]
-fn folded_multiply(x: u64, y: u64) -> u64 {
-    // Two 64-bit factors: the product fits 128 bits.
-    let product = u128::from(x) * u128::from(y);
-    (product as u64) ^ ((product >> 64) as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_store_hashes_a_key_alike_every_time() {
-        for robust in [false, true] {
-            let hasher = MapHasher::random(robust);
-            assert_eq!(
-                (&hasher).hash_one("client-1"),
-                (&hasher).hash_one("client-1")
-            );
-            assert_eq!((&hasher).hash_one(7_u64), (&hasher.clone()).hash_one(7_u64));
-        }
-    }
-
-    #[cfg(not(tollgate_loom))]
-    #[test]
-    fn stores_draw_their_own_seeds() {
-        // Two stores agreeing on every one of 64 keys would mean the seeds
-        // were not drawn per store (a chance of about 2^-4096 otherwise).
-        for robust in [false, true] {
-            let (a, b) = (MapHasher::random(robust), MapHasher::random(robust));
-            let differing = (0..64_u64)
-                .filter(|key| (&a).hash_one(key) != (&b).hash_one(key))
-                .count();
-            assert!(differing > 0, "two stores hashed 64 keys identically");
-        }
-    }
-
-    /// A store's seeds from `draw`, fixed so the spread test below checks
-    /// the same stores on every run.
-    fn seeded(draw: u64, robust: bool) -> MapHasher {
+    /// A store's seeds from `draw`, fixed so that tests check the same
+    /// stores on every run.
+    pub(crate) fn seeded(draw: u64) -> MapHasher {
         let word = |i: u64| {
             let mut z = (draw * 4 + i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -180,9 +92,54 @@ mod tests {
         };
         MapHasher {
             per_store: word(0),
-            second_fold: robust.then(|| word(1)),
+            fold_factor: word(1),
+            always_fold: false,
             shared: SharedSeed::from_u64(word(2)),
         }
+    }
+}
+
+impl<'a> BuildHasher for &'a MapHasher {
+    type Hasher = FoldHasher<'a>;
+
+    #[inline]
+    fn build_hasher(&self) -> FoldHasher<'a> {
+        FoldHasher::with_seed(self.per_store, &self.shared)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_store_hashes_a_key_alike_every_time() {
+        let hasher = MapHasher::random(false);
+        assert_eq!(
+            (&hasher).hash_one("client-1"),
+            (&hasher).hash_one("client-1")
+        );
+        assert_eq!((&hasher).hash_one(7_u64), (&hasher.clone()).hash_one(7_u64));
+    }
+
+    #[cfg(not(tollgate_loom))]
+    #[test]
+    fn stores_draw_their_own_seeds() {
+        // Two stores agreeing on every one of 64 keys would mean the seeds
+        // were not drawn per store (a chance of about 2^-4096 otherwise).
+        let (a, b) = (MapHasher::random(false), MapHasher::random(false));
+        let differing = (0..64_u64)
+            .filter(|key| (&a).hash_one(key) != (&b).hash_one(key))
+            .count();
+        assert!(differing > 0, "two stores hashed 64 keys identically");
+        assert_ne!(a.folded(), b.folded(), "two stores drew one fold factor");
+    }
+
+    #[test]
+    fn the_option_says_whether_every_table_folds() {
+        assert!(MapHasher::random(true).always_folds());
+        assert!(!MapHasher::random(false).always_folds());
+        assert!(MapHasher::random(false).folded().folds());
     }
 
     /// Pearson's chi-square of `hashes` over the `1 << bits` buckets of
@@ -200,55 +157,58 @@ mod tests {
     }
 
     /// The worst chi-square over 64 stores' seeds of the tags (the low 7
-    /// bits), shards (the next 3) and home groups (the top 8) of 15-byte
-    /// string keys written as `Key::hash_with` writes them, 23-byte ones,
-    /// and sequential integers: keys that differ only in their last bytes.
-    fn worst_spread(robust: bool) -> f64 {
+    /// bits) and home groups (the top 8) that tables placing keys as
+    /// hashed, or folded, give 15-byte string keys written as
+    /// `Key::hash_with` writes them, 23-byte ones, and sequential integers:
+    /// keys that differ only in their last bytes.
+    fn worst_spread(fold: bool) -> f64 {
         let short: Vec<String> = (0..4096).map(|i| format!("client-{i:08}")).collect();
         let long: Vec<String> = (0..4096)
             .map(|i| format!("tenant-0042/client-{i:08}"))
             .collect();
-        let one_write = |hasher: &MapHasher, key: &String| {
-            let mut state = hasher.build_hasher();
-            state.write(key.as_bytes());
-            state.finish()
-        };
         let mut worst = 0.0_f64;
         for draw in 0..64 {
-            let hasher = seeded(draw, robust);
+            let hasher = MapHasher::seeded(draw);
+            let placement = if fold {
+                hasher.folded()
+            } else {
+                Placement::AS_HASHED
+            };
+            let placed = |hash: u64| placement.apply(hash);
+            let one_write = |key: &String| placed(crate::key::hash_bytes(key.as_bytes(), &&hasher));
             let kinds: [Vec<u64>; 3] = [
-                short.iter().map(|key| one_write(&hasher, key)).collect(),
-                long.iter().map(|key| one_write(&hasher, key)).collect(),
-                (0..4096_u64).map(|i| (&hasher).hash_one(i)).collect(),
+                short.iter().map(one_write).collect(),
+                long.iter().map(one_write).collect(),
+                (0..4096_u64)
+                    .map(|i| placed((&hasher).hash_one(i)))
+                    .collect(),
             ];
             for hashes in &kinds {
                 // Scaled to a random function's 99.9th percentile for each
-                // bucket count (about 180, 24 and 330), so 1.0 is the edge.
+                // bucket count (about 180 and 330), so 1.0 is the edge.
                 worst = worst
                     .max(chi_square(hashes, 0, 7) / 180.0)
-                    .max(chi_square(hashes, 7, 3) / 24.0)
                     .max(chi_square(hashes, 56, 8) / 330.0);
             }
         }
         worst
     }
 
-    /// With the second fold every one of 64 stores spreads keys that share
-    /// a prefix about as a random function would (64 stores times nine
-    /// spreads: the worst of 576 may pass a one-in-a-thousand edge, not
-    /// twice it). Without it some of the same stores do not, which is why
-    /// the option exists.
+    /// Folded, every one of 64 stores spreads keys that share a prefix
+    /// about as a random function would (64 stores times six spreads: the
+    /// worst of 384 may pass a one-in-a-thousand edge, not twice it). As
+    /// hashed, some of the same stores do not, which is why tables fold.
     #[test]
     #[cfg_attr(miri, ignore)]
-    fn the_robust_hash_spreads_keys_sharing_a_prefix_for_every_seed() {
-        let robust = worst_spread(true);
-        assert!(
-            robust < 2.0,
-            "robust hash: worst spread {robust:.2}x the edge"
-        );
+    fn the_fold_spreads_keys_sharing_a_prefix_for_every_seed() {
+        let folded = worst_spread(true);
+        assert!(folded < 2.0, "folded: worst spread {folded:.2}x the edge");
         // Should foldhash's fast variant ever spread these evenly, this
-        // fails, and the option's docs need revisiting.
-        let fast = worst_spread(false);
-        assert!(fast > 2.0, "fast hash: worst spread {fast:.2}x the edge");
+        // fails, and the placement docs need revisiting.
+        let as_hashed = worst_spread(false);
+        assert!(
+            as_hashed > 2.0,
+            "as hashed: worst spread {as_hashed:.2}x the edge"
+        );
     }
 }

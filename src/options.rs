@@ -120,22 +120,27 @@ impl KeyedOptions {
         self
     }
 
-    /// Hash keys so that every limiter spreads them alike (default off).
+    /// Fold every key's hash once more from the start (default off).
     ///
-    /// By default a key is hashed with foldhash's fast variant under seeds
-    /// each limiter draws at random. For keys that differ only in their
-    /// last few bytes (`client-00001234`, `user:42`, sequential ids,
-    /// addresses in one subnet), how evenly that hash spreads them over the
-    /// limiter's table depends on the draw: most limiters spread them as
+    /// A key is hashed with foldhash's fast variant under seeds each
+    /// limiter draws at random. For keys that differ only in their last
+    /// few bytes (`client-00001234`, `user:42`, sequential ids, addresses
+    /// in one subnet), how evenly that hash spreads them over the
+    /// limiter's tables depends on the draw: most limiters spread them as
     /// well as a random function would or better, but about one in a
     /// hundred leaves a fifth or more of its keys outside their first
-    /// place, and such a limiter stays 1.3-1.5x slower on them for its
-    /// whole life. This setting folds every hash once more, by a seed of
-    /// the limiter's own (as foldhash's quality variant does by a
-    /// constant): every limiter then spreads such keys as a random function
-    /// would, for one more multiply on every lookup: about 6 % of a
-    /// `String` hit and 4 % of a `u64` hit on the machine in
-    /// `docs/benchmarks.md` (levers).
+    /// place. So each limiter watches where its keys land: when a table
+    /// moves, or a key goes in, with too many outside their first place,
+    /// it folds every hash once more, by a seed of its own (as foldhash's
+    /// quality variant finishes, by a constant), in all its tables, and
+    /// spreads the keys as a random function would from then on. A limiter
+    /// that never needs the fold never pays for it.
+    ///
+    /// This setting folds from the first key, for limiters that must
+    /// spread any keys alike in every process, also keys that crowd only
+    /// mildly: one more multiply on every lookup, about 6 % of a `String`
+    /// hit and 3-4 % of a `u64` hit on the machine in `docs/benchmarks.md`
+    /// (levers).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;
         self

@@ -222,12 +222,12 @@ impl RegistryBuilder {
         self
     }
 
-    /// Hash clients' names in the assignment map as
+    /// Fold the hashes of clients' names in the assignment map from the
+    /// start, as
     /// [`KeyedOptions::robust_hash`](crate::KeyedOptions::robust_hash)
-    /// hashes a limiter's keys (default off): every registry then spreads
-    /// names that differ only in their last bytes alike, for one more
-    /// multiply per call. The tiers' limiters take the option in their own
-    /// [`KeyedOptions`](crate::KeyedOptions).
+    /// does a limiter's keys (default off; by default the map folds once
+    /// its names crowd): one more multiply per call. The tiers' limiters
+    /// take the option in their own [`KeyedOptions`](crate::KeyedOptions).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;
         self

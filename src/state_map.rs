@@ -41,9 +41,10 @@ use crate::key::Key;
 use crate::map_hasher::MapHasher;
 #[cfg(not(tollgate_loom))]
 use crate::per_thread::PerThread;
+use crate::placement::Placement;
 use crate::retire::Retire;
-use crate::state_table::Table;
-use crate::sync::{Arc, Mutex, Ordering, fence, lock};
+use crate::state_table::{Table, off_home_count};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering, fence, lock};
 use crate::table_fill::TableFill;
 
 /// Fewest slots in a table.
@@ -86,6 +87,8 @@ struct Shard<K: Key, V> {
     live: usize,
     /// Keys started here (inserted or revived) since the map was made.
     started: usize,
+    /// Taken slots of the table holding a key outside its home group.
+    off_home: usize,
 }
 
 /// How [`StateMap::read_or_insert`] found its key.
@@ -120,6 +123,9 @@ pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     shards: Box<[ShardLock<K, V>]>,
     /// How full a table may get before it moves.
     fill: TableFill,
+    /// Set once some shard's keys crowded as hashed: from then on every
+    /// table folds (see [`Placement`]), so that all lookups take one branch.
+    folds: AtomicBool,
     /// Each thread's tables, one slot per shard.
     #[cfg(not(tollgate_loom))]
     cached: PerThread<TableCache<K, V>>,
@@ -127,26 +133,38 @@ pub(crate) struct StateMap<K: Key, V: Send + Sync> {
 
 impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// A map with `shards` shards (rounded up to a power of two, 1 to 65536),
-    /// or four per CPU when `None`, whose tables move as `fill` says, hashed
-    /// with the second fold when `robust_hash` (see [`MapHasher`]).
+    /// or four per CPU when `None`, whose tables move as `fill` says, and
+    /// all fold the hash when `robust_hash` (see [`Placement`]).
     pub(crate) fn new(shards: Option<usize>, fill: TableFill, robust_hash: bool) -> Self {
+        Self::with_hasher(shards, fill, MapHasher::random(robust_hash))
+    }
+
+    /// [`new`](Self::new) with the seeds of `hasher`.
+    fn with_hasher(shards: Option<usize>, fill: TableFill, hasher: MapHasher) -> Self {
         let count = shards
             .unwrap_or_else(default_shards)
             .clamp(1, 1 << 16)
             .next_power_of_two();
+        let first = if hasher.always_folds() {
+            hasher.folded()
+        } else {
+            Placement::AS_HASHED
+        };
         StateMap {
-            hasher: MapHasher::random(robust_hash),
+            hasher,
             shards: (0..count)
                 .map(|_| {
                     CachePadded::new(Mutex::new(Shard {
-                        table: Arc::new(Table::with_capacity(MIN_CAPACITY)),
+                        table: Arc::new(Table::with_placement(MIN_CAPACITY, first)),
                         taken: 0,
                         live: 0,
                         started: 0,
+                        off_home: 0,
                     }))
                 })
                 .collect(),
             fill: fill.for_shards(count),
+            folds: AtomicBool::new(false),
             #[cfg(not(tollgate_loom))]
             cached: PerThread::new(),
         }
@@ -158,7 +176,8 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     }
 
     /// The shard for `hash`: bits above the seven the tags use; the table
-    /// index uses the top bits.
+    /// index uses the top bits. Taken from the hash before any fold, so a
+    /// lookup finds its table while the fold's multiply runs.
     #[inline]
     fn shard_of(&self, hash: u64) -> usize {
         // Truncation keeps the low bits, which the mask selects anyway.
@@ -318,9 +337,10 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             shard.live += 1;
             return f(state, Found::start(&mut shard.started));
         }
+        let mut switched = false;
         if self.fill.too_full(shard.taken + 1, shard.table.capacity()) {
             let keys = shard.live + 1;
-            self.rebuild(index, shard, keys);
+            switched = self.rebuild(index, shard, keys, true);
         }
         self.remember(index, &shard.table);
         shard.taken += 1;
@@ -329,8 +349,44 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         // SAFETY: `shard` is borrowed from this shard's lock guard, and only
         // the lock holder puts into the shard's current table.
         #[allow(unsafe_code)]
-        let state = unsafe { shard.table.put(hash, K::store(key), make()) };
+        let (state, off_home) = unsafe { shard.table.put_placed(hash, K::store(key), make()) };
+        if off_home {
+            shard.off_home += 1;
+            // Checked only when a key lands outside its home group: the
+            // count changes only then.
+            switched |= self.is_crowded(shard) && self.start_folding();
+        }
+        if switched {
+            let result = f(state, found);
+            drop(guard);
+            self.fold_every_table();
+            return result;
+        }
+        // The common case returns `f`'s result in place: held in a local
+        // across the branch above, it was stored and copied out again, and
+        // a new key took about 5 ns longer.
         f(state, found)
+    }
+
+    /// Makes every table fold from now on; true if this call did.
+    #[cold]
+    fn start_folding(&self) -> bool {
+        // Relaxed: the flag only steers how new tables place keys; each
+        // table records its own placement, so a lookup never depends on it.
+        !self.folds.swap(true, Ordering::Relaxed)
+    }
+
+    /// Moves every shard's keys whose table does not fold to one that does,
+    /// one shard lock at a time.
+    #[cold]
+    fn fold_every_table(&self) {
+        for (index, cell) in self.shards.iter().enumerate() {
+            let mut shard = lock(cell);
+            if !shard.table.placement().folds() {
+                let keys = shard.live;
+                self.rebuild(index, &mut shard, keys, false);
+            }
+        }
     }
 
     /// Retires and drops every live state for which `idle` holds; returns
@@ -361,6 +417,17 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         removed
     }
 
+    /// Whether the shard's table places keys as hashed and leaves too many
+    /// outside their home group (see [`Placement`]).
+    fn is_crowded(&self, shard: &Shard<K, V>) -> bool {
+        !shard.table.placement().folds()
+            && Placement::is_crowded(
+                shard.taken,
+                shard.off_home,
+                self.fill.is_compact(shard.table.capacity()),
+            )
+    }
+
     /// Counts `count` states just retired in the shard, and gives the space
     /// back once most of its slots hold retired states (so each move is
     /// paid for by the removals since the last).
@@ -368,18 +435,28 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         shard.live -= count;
         if shard.taken > MIN_CAPACITY && shard.live * 2 < shard.taken {
             let keys = shard.live;
-            self.rebuild(index, shard, keys);
+            // Only an insertion switches the store to folding tables: this
+            // caller holds the lock it would have to give up first.
+            self.rebuild(index, shard, keys, false);
         }
     }
 
     /// Moves the shard's live states to a new table sized for `keys` keys
-    /// (filled to at most half).
+    /// (filled to at most half). With `may_switch`, a store whose tables do
+    /// not fold yet checks whether these keys need it, and if so switches
+    /// to folding: true if this call switched it.
     ///
     /// If no other thread holds the old table, its entries are moved as
     /// they are. Otherwise each state is retired as it is taken and its key
     /// cloned, so a thread still using the old table looks again under the
     /// lock this caller holds.
-    fn rebuild(&self, index: usize, shard: &mut Shard<K, V>, keys: usize) {
+    fn rebuild(
+        &self,
+        index: usize,
+        shard: &mut Shard<K, V>,
+        keys: usize,
+        may_switch: bool,
+    ) -> bool {
         // More slots than live states (`keys` counts them all), so none is
         // left behind.
         let capacity = self
@@ -395,11 +472,12 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         // Retired entries of an owned table, dropped once the shard is whole
         // again: dropping runs the key's `Drop`, which may panic too.
         let mut retired = Vec::new();
-        let table = match Arc::get_mut(&mut shard.table) {
+        let placement = self.placement();
+        // Sized up front: collected from a filter, it would start small and
+        // be copied as it grew.
+        let mut hashes = Vec::with_capacity(shard.live);
+        let (table, off_home) = match Arc::get_mut(&mut shard.table) {
             Some(owned) => {
-                // Sized up front: collected from a filter, it would start
-                // small and be copied as it grew.
-                let mut hashes = Vec::with_capacity(shard.live);
                 hashes.extend(live_entries(owned).map(|(key, _)| self.hash(key.borrow())));
                 let moved = owned.take_entries().filter_map(|entry| {
                     if entry.1.is_retired() {
@@ -411,39 +489,72 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 });
                 Table::with_entries(
                     capacity,
-                    moved.zip(hashes).map(|((key, state), hash)| {
-                        live += 1;
-                        (hash, key, state)
-                    }),
+                    placement,
+                    moved
+                        .zip(hashes.iter().copied())
+                        .map(|((key, state), hash)| {
+                            live += 1;
+                            (hash, key, state)
+                        }),
                 )
             }
             None => {
-                let mut keys: Vec<(u64, K::Stored)> = Vec::with_capacity(shard.live);
-                keys.extend(
-                    live_entries(&shard.table)
-                        .map(|(key, _)| (self.hash(key.borrow()), key.clone())),
-                );
+                let mut keys: Vec<K::Stored> = Vec::with_capacity(shard.live);
+                for (key, _) in live_entries(&shard.table) {
+                    hashes.push(self.hash(key.borrow()));
+                    keys.push(key.clone());
+                }
                 shard.table.supersede();
                 // Release: a reader that finds a state retired below, then
                 // issues an acquire fence, sees the table marked, so it does
                 // not take the retired state for an absent key
                 // (`read_or_absent`).
                 fence(Ordering::Release);
-                let moved =
-                    live_entries(&shard.table)
-                        .zip(keys)
-                        .filter_map(|((_, state), (hash, key))| {
-                            let state = state.retire_and_take()?;
-                            live += 1;
-                            Some((hash, key, state))
-                        });
-                Table::with_entries(capacity, moved)
+                let moved = live_entries(&shard.table)
+                    .zip(hashes.iter().copied().zip(keys))
+                    .filter_map(|((_, state), (hash, key))| {
+                        let state = state.retire_and_take()?;
+                        live += 1;
+                        Some((hash, key, state))
+                    });
+                Table::with_entries(capacity, placement, moved)
             }
         };
         shard.table = Arc::new(table);
         shard.taken = live;
         shard.live = live;
+        shard.off_home = off_home;
         drop(retired);
+        may_switch
+            && !placement.folds()
+            && self.folding_pays(capacity, off_home, &hashes)
+            && self.start_folding()
+    }
+
+    /// How new tables place keys: folded once the store folds.
+    fn placement(&self) -> Placement {
+        // Relaxed: see `start_folding`.
+        if self.hasher.always_folds() || self.folds.load(Ordering::Relaxed) {
+            self.hasher.folded()
+        } else {
+            Placement::AS_HASHED
+        }
+    }
+
+    /// Whether keys hashing to `hashes`, which a move just placed as
+    /// hashed into a table of `capacity` slots with `off_home` of them
+    /// outside their home group, would land clearly better folded (see
+    /// [`Placement`]). Counts the folded placement only past a share a
+    /// random function rarely leaves.
+    #[inline]
+    fn folding_pays(&self, capacity: usize, off_home: usize, hashes: &[u64]) -> bool {
+        let compact = self.fill.is_compact(capacity);
+        Placement::worth_checking(off_home, hashes.len(), compact) && {
+            let folded = self.hasher.folded();
+            let off_home_folded =
+                off_home_count(capacity, hashes.iter().map(|&hash| folded.apply(hash)));
+            Placement::should_fold(off_home, off_home_folded)
+        }
     }
 
     /// Keys with a live state now (takes every shard's lock in turn).
@@ -459,7 +570,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// Whether keys are hashed with the second fold.
     #[cfg(test)]
     pub(crate) fn hashes_robustly(&self) -> bool {
-        self.hasher.is_robust()
+        self.hasher.always_folds()
     }
 }
 
@@ -540,5 +651,159 @@ mod tests {
             Seen::Live(150)
         );
         assert_eq!(map.read_or_absent(&2, |w| Some(w.load())), Seen::Absent);
+    }
+
+    /// Share of a one-shard compact map's keys outside their home group,
+    /// whether its table folds, and the share as hashed, for 10,000
+    /// `client-%08d` keys under the seeds of `draw`. Also checks the
+    /// shard's count against the table.
+    fn placed(draw: u64) -> (f64, bool, f64) {
+        let hasher = MapHasher::seeded(draw);
+        let map: StateMap<String, PackedWord> =
+            StateMap::with_hasher(Some(1), TableFill::COMPACT, hasher);
+        let keys: Vec<String> = (0..10_000).map(|i| format!("client-{i:08}")).collect();
+        for key in &keys {
+            map.read_or_insert(key.as_str(), || PackedWord::new(0), |_, _| ());
+        }
+        let shard = lock(&map.shards[0]);
+        let hash_of = |key: &<String as Key>::Stored| map.hash(key.borrow());
+        assert_eq!(
+            shard.off_home,
+            shard.table.off_home_now(hash_of),
+            "draw {draw}"
+        );
+        let as_hashed = off_home_count(
+            shard.table.capacity(),
+            keys.iter().map(|key| map.hash(key.as_str())),
+        );
+        let share = |count: usize| count as f64 / keys.len() as f64;
+        (
+            share(shard.off_home),
+            shard.table.placement().folds(),
+            share(as_hashed),
+        )
+    }
+
+    /// Over 64 stores' seeds, the tables that placed keys sharing a prefix
+    /// badly as hashed folded, and every store ended near a random
+    /// function's share outside the home group (about 6 % at the fill these
+    /// tables end at), while most kept the cheaper unfolded hash.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn tables_fold_where_the_keys_crowd_and_only_there() {
+        let runs: Vec<(f64, bool, f64)> = (0..64).map(placed).collect();
+        let worst_as_hashed = runs.iter().map(|run| run.2).fold(0.0, f64::max);
+        let worst = runs.iter().map(|run| run.0).fold(0.0, f64::max);
+        let folded = runs.iter().filter(|run| run.1).count();
+        assert!(
+            worst_as_hashed > 0.15,
+            "no seed crowded the keys: {worst_as_hashed:.3}"
+        );
+        assert!(
+            worst < 0.09,
+            "a store kept {worst:.3} outside the home group"
+        );
+        assert!((1..32).contains(&folded), "{folded} of 64 tables folded");
+    }
+
+    /// Once one shard's keys need the fold, every shard's table folds at
+    /// once, so all lookups take the same branch; every key is still found.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn a_store_that_folds_folds_every_table() {
+        // Draw 61 crowds `client-%08d` keys as hashed (the test above).
+        let map: StateMap<String, PackedWord> =
+            StateMap::with_hasher(Some(8), TableFill::COMPACT, MapHasher::seeded(61));
+        let keys: Vec<String> = (0..20_000).map(|i| format!("client-{i:08}")).collect();
+        let mut inserted = 0;
+        while inserted < keys.len() && !map.folds.load(Ordering::Relaxed) {
+            map.read_or_insert(
+                keys[inserted].as_str(),
+                || PackedWord::new(inserted as u64),
+                |_, _| (),
+            );
+            inserted += 1;
+        }
+        assert!(inserted < keys.len(), "the store never folded");
+        // Right after the call that switched, before any shard grew again.
+        for cell in map.shards.iter() {
+            assert!(lock(cell).table.placement().folds());
+        }
+        for (i, key) in keys.iter().enumerate().skip(inserted) {
+            map.read_or_insert(key.as_str(), || PackedWord::new(i as u64), |_, _| ());
+        }
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(
+                map.read_locked(key.as_str(), PackedWord::load),
+                Some(i as u64)
+            );
+        }
+    }
+
+    /// A move folds keys that land clearly worse as hashed than folded, and
+    /// only those: the check at a move, apart from the crowding one.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn a_move_folds_only_keys_that_land_badly_as_hashed() {
+        let keys: Vec<String> = (0..5_000).map(|i| format!("client-{i:08}")).collect();
+        let pays = |draw: u64| {
+            let map: StateMap<String, PackedWord> =
+                StateMap::with_hasher(Some(1), TableFill::COMPACT, MapHasher::seeded(draw));
+            let hashes: Vec<u64> = keys.iter().map(|key| map.hash(key.as_str())).collect();
+            let capacity = TableFill::COMPACT.capacity_for(keys.len());
+            let off_home = off_home_count(capacity, hashes.iter().copied());
+            map.folding_pays(capacity, off_home, &hashes)
+        };
+        // Draw 61 crowds these keys; draw 0 spreads them well.
+        assert!(pays(61));
+        assert!(!pays(0));
+    }
+
+    /// A table whose count says crowded switches the store at the next key
+    /// that lands outside its home group: the check on insertion, apart
+    /// from the one at a move.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn a_crowded_table_switches_the_store_on_its_next_key_off_home() {
+        let map: StateMap<u64, PackedWord> =
+            StateMap::with_hasher(Some(2), TableFill::COMPACT, MapHasher::seeded(0));
+        let spread = |key: u64| key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        for key in 0..1_000 {
+            map.read_or_insert(&spread(key), || PackedWord::new(0), |_, _| ());
+        }
+        assert!(
+            !map.folds.load(Ordering::Relaxed),
+            "well-placed keys folded"
+        );
+        let mut key = 1_000;
+        while !map.folds.load(Ordering::Relaxed) && key < 3_000 {
+            // Say every taken slot is off home, as a crowded table's would be.
+            for cell in map.shards.iter() {
+                let mut shard = lock(cell);
+                shard.off_home = shard.taken;
+            }
+            map.read_or_insert(&spread(key), || PackedWord::new(0), |_, _| ());
+            key += 1;
+        }
+        assert!(
+            map.folds.load(Ordering::Relaxed),
+            "the store never switched"
+        );
+        for cell in map.shards.iter() {
+            assert!(lock(cell).table.placement().folds());
+        }
+    }
+
+    /// A store whose keys place well as hashed never folds.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn a_store_of_well_placed_keys_does_not_fold() {
+        let map: StateMap<u64, PackedWord> =
+            StateMap::with_hasher(Some(4), TableFill::COMPACT, MapHasher::seeded(0));
+        for key in 0..5_000_u64 {
+            let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            map.read_or_insert(&spread, || PackedWord::new(0), |_, _| ());
+        }
+        assert!(!map.folds.load(Ordering::Relaxed));
     }
 }

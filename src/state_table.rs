@@ -36,6 +36,7 @@
 use std::borrow::Borrow;
 use std::mem::MaybeUninit;
 
+use crate::placement::Placement;
 use crate::sync::{AtomicBool, AtomicU64, Ordering, UnsafeCell};
 use crate::tag_group::{self, GROUP};
 
@@ -84,12 +85,14 @@ pub struct Table<K, V> {
     /// Set once another table has replaced this one as its shard's current
     /// table: from then on, keys started in the shard go into the new one.
     superseded: AtomicBool,
+    /// How the table places a key by its hash.
+    placement: Placement,
 }
 
 // SAFETY: threads sharing a table borrow keys and states from it (so both
 // must be `Sync`) and find entries another thread moved in, and drop them
 // with the table (so both must be `Send`). An entry is written only by
-// `put`, whose contract leaves one writer per table and a slot no reader
+// `put_placed`, whose contract leaves one writer per table and a slot no reader
 // reads until the release store of its group's word, after the write; it
 // is never written again while shared.
 #[allow(unsafe_code)]
@@ -106,23 +109,65 @@ fn next_group(group: usize, groups: usize) -> usize {
     if group + 1 == groups { 0 } else { group + 1 }
 }
 
+/// How many of the keys placed by `hashes` (already through the table's
+/// [`Placement`]), in this order, into an empty table of `capacity` slots
+/// would sit outside their home group: what
+/// [`with_entries`](Table::with_entries) would leave, without building it.
+pub(crate) fn off_home_count(capacity: usize, hashes: impl IntoIterator<Item = u64>) -> usize {
+    let groups = groups_for(capacity.max(1));
+    let mut words = vec![0u64; groups];
+    let mut off_home = 0;
+    for hash in hashes.into_iter().take(capacity.max(1)) {
+        let free = free_slot(hash, groups, |group| words[group]);
+        words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
+        off_home += usize::from(free.off_home);
+    }
+    off_home
+}
+
 /// Where a key hashing to `hash` goes: the first group, from its home on,
-/// with an empty slot (what lets `find_by` stop at such a group), as
-/// `(group, slot in the group, the group's word)`. `word_of` reads a
-/// group's word; some group must have an empty slot.
-fn free_slot(hash: u64, groups: usize, word_of: impl Fn(usize) -> u64) -> (usize, usize, u64) {
+/// with an empty slot (what lets `find_by` stop at such a group).
+struct FreeSlot {
+    group: usize,
+    /// The slot in the group.
+    slot: usize,
+    /// The group's word.
+    word: u64,
+    /// Whether the group is not the key's home group.
+    off_home: bool,
+}
+
+/// The [`FreeSlot`] for `hash` among `groups` groups; `word_of` reads a
+/// group's word, and some group must have an empty slot.
+#[inline]
+fn free_slot(hash: u64, groups: usize, word_of: impl Fn(usize) -> u64) -> FreeSlot {
     let mut group = home_of(hash, groups);
     let mut word = word_of(group);
+    let mut off_home = false;
     while tag_group::empties(word) == 0 {
         group = next_group(group, groups);
         word = word_of(group);
+        off_home = true;
     }
-    (group, tag_group::first_slot(tag_group::empties(word)), word)
+    FreeSlot {
+        group,
+        slot: tag_group::first_slot(tag_group::empties(word)),
+        word,
+        off_home,
+    }
 }
 
 impl<K, V> Table<K, V> {
-    /// An empty table of `capacity` slots (at least one).
+    /// An empty table of `capacity` slots (at least one), placing keys by
+    /// their hash as it is.
+    #[cfg(any(test, tollgate_loom))]
     pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_placement(capacity, Placement::AS_HASHED)
+    }
+
+    /// An empty table of `capacity` slots (at least one), placing keys as
+    /// `placement` says.
+    pub(crate) fn with_placement(capacity: usize, placement: Placement) -> Self {
         let capacity = capacity.max(1);
         let groups = groups_for(capacity);
         Table {
@@ -130,17 +175,21 @@ impl<K, V> Table<K, V> {
             entries: (0..groups).map(|_| EntryGroup::empty()).collect(),
             capacity,
             superseded: AtomicBool::new(false),
+            placement,
         }
     }
 
-    /// A table of `capacity` slots holding `entries` (hash, key, state),
-    /// built before anyone can see it, so its entries need no publication:
-    /// whoever shares the table publishes them with it. The caller passes
-    /// at most `capacity` entries; any beyond are dropped.
+    /// A table of `capacity` slots placing keys as `placement` says and
+    /// holding `entries` (hash, key, state), built before anyone can see
+    /// it, so its entries need no publication: whoever shares the table
+    /// publishes them with it. The caller passes at most `capacity` entries;
+    /// any beyond are dropped. Also returns how many entries went outside
+    /// their home group.
     pub(crate) fn with_entries(
         capacity: usize,
+        placement: Placement,
         entries: impl IntoIterator<Item = (u64, K, V)>,
-    ) -> Self {
+    ) -> (Self, usize) {
         let capacity = capacity.max(1);
         let groups = groups_for(capacity);
         let mut words = vec![0u64; groups];
@@ -149,18 +198,28 @@ impl<K, V> Table<K, V> {
         // is copied afterwards.
         let mut slots: Box<[EntryGroup<K, V>]> = (0..groups).map(|_| EntryGroup::empty()).collect();
         let mut entries = entries.into_iter();
+        let mut off_home = 0;
         for (hash, key, state) in entries.by_ref().take(capacity) {
-            let (group, slot, word) = free_slot(hash, groups, |group| words[group]);
-            words[group] = tag_group::with_tag(word, slot, tag_group::tag_of(hash));
-            slots[group].0[slot] = UnsafeCell::new(MaybeUninit::new((key, state)));
+            let hash = placement.apply(hash);
+            let free = free_slot(hash, groups, |group| words[group]);
+            off_home += usize::from(free.off_home);
+            words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
+            slots[free.group].0[free.slot] = UnsafeCell::new(MaybeUninit::new((key, state)));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");
-        Table {
+        let table = Table {
             groups: words.into_iter().map(AtomicU64::new).collect(),
             entries: slots,
             capacity,
             superseded: AtomicBool::new(false),
-        }
+            placement,
+        };
+        (table, off_home)
+    }
+
+    /// How the table places keys.
+    pub(crate) fn placement(&self) -> Placement {
+        self.placement
     }
 
     /// Slots in the table, as the fill rules count them.
@@ -210,8 +269,9 @@ impl<K, V> Table<K, V> {
     // (docs/benchmarks.md, levers).
     #[inline(always)]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
+        let hash = self.placement.apply(hash);
         let home = home_of(hash, self.groups.len());
-        // Acquire: pairs with the release store in `put`, so every entry
+        // Acquire: pairs with the release store in `put_placed`, so every entry
         // whose tag this word shows taken is visible here.
         let word = self.groups[home].load(Ordering::Acquire);
         let candidates = tag_group::candidates(word, tag_group::tag_of(hash));
@@ -228,7 +288,8 @@ impl<K, V> Table<K, V> {
         self.probe(hash, matches)
     }
 
-    /// [`find_by`](Self::find_by)'s full probe, from the home group on.
+    /// [`find_by`](Self::find_by)'s full probe, from the home group on;
+    /// `hash` has been through the table's placement.
     #[cold]
     #[inline(never)]
     fn probe(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
@@ -256,15 +317,15 @@ impl<K, V> Table<K, V> {
 
     /// The entry in `slot` of `group`, whose tag a word loaded with acquire
     /// ordering showed taken ([`tag_group::candidates`] flags only taken
-    /// slots), or which this thread has just written in `put`.
+    /// slots), or which this thread has just written in `put_placed`.
     #[inline]
     fn published(&self, group: usize, slot: usize) -> &(K, V) {
         self.entries[group].0[slot].with(|entry| {
             // SAFETY: the caller saw the slot's tag taken in a word loaded
             // with acquire ordering, which orders this read after the
-            // entry's write: by `put`, which stores the word with release
+            // entry's write: by `put_placed`, which stores the word with release
             // ordering after it, or by `with_entries`, before the table was
-            // shared; or the caller is that `put`, after its own write. No
+            // shared; or the caller is that `put_placed`, after its own write. No
             // write follows while it is shared, so a shared borrow for as
             // long as `self` lives is sound. A taken tag also means the
             // entry is initialised (module docs).
@@ -275,22 +336,36 @@ impl<K, V> Table<K, V> {
         })
     }
 
-    /// Puts `key` in the first empty slot of its probe and returns its
-    /// state. For a key not in the table, with fewer than `capacity` taken.
+    /// [`put_placed`](Self::put_placed), returning only the state.
     ///
     /// # Safety
     ///
-    /// No other `put` on this table may run at once: callers hold the lock of
+    /// As for [`put_placed`](Self::put_placed).
+    #[cfg(any(test, tollgate_loom))]
+    #[allow(unsafe_code)]
+    pub unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
+        // SAFETY: the caller keeps `put_placed`'s contract, which is this one.
+        unsafe { self.put_placed(hash, key, state) }.0
+    }
+
+    /// Puts `key` in the first empty slot of its probe and returns its
+    /// state, and whether it went outside its home group. For a key not in
+    /// the table, with fewer than `capacity` taken.
+    ///
+    /// # Safety
+    ///
+    /// No other put on this table may run at once: callers hold the lock of
     /// the shard whose table this is. (Readers need no lock: they never read
     /// an entry whose tag is empty, and the tag is published after the write.)
     #[allow(unsafe_code)]
-    pub unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
-        let (group, in_group, word) = free_slot(hash, self.groups.len(), |group| {
+    pub(crate) unsafe fn put_placed(&self, hash: u64, key: K, state: V) -> (&V, bool) {
+        let hash = self.placement.apply(hash);
+        let free = free_slot(hash, self.groups.len(), |group| {
             // Relaxed: the caller is the only writer of tags, so it sees
             // every tag exactly.
             self.groups[group].load(Ordering::Relaxed)
         });
-        self.entries[group].0[in_group].with_mut(|entry| {
+        self.entries[free.group].0[free.slot].with_mut(|entry| {
             // SAFETY: the slot's tag is empty, so no reader reads this entry
             // (see `find_by` and `entries`), and by this function's contract no
             // other writer runs. An empty tag also means the entry holds
@@ -305,11 +380,31 @@ impl<K, V> Table<K, V> {
         });
         // Release: publishes the entry written above to readers that load
         // this word with acquire ordering (`find_by`, `entries`).
-        self.groups[group].store(
-            tag_group::with_tag(word, in_group, tag_group::tag_of(hash)),
+        self.groups[free.group].store(
+            tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash)),
             Ordering::Release,
         );
-        &self.published(group, in_group).1
+        (&self.published(free.group, free.slot).1, free.off_home)
+    }
+
+    /// Entries outside the home group of their key, hashed by `hash_of`.
+    #[cfg(test)]
+    pub(crate) fn off_home_now(&self, hash_of: impl Fn(&K) -> u64) -> usize {
+        let groups = self.groups.len();
+        (0..groups)
+            .map(|group| {
+                // Acquire: as in `find_by`.
+                let word = self.groups[group].load(Ordering::Acquire);
+                tag_group::taken_slots(word)
+                    .filter(|&slot| {
+                        let hash = self
+                            .placement
+                            .apply(hash_of(&self.published(group, slot).0));
+                        home_of(hash, groups) != group
+                    })
+                    .count()
+            })
+            .sum()
     }
 
     /// Every entry, in slot order: each group's word loaded once.
@@ -439,7 +534,11 @@ mod tests {
         }
         assert_eq!(table.find(hash, &24), None);
         assert_eq!(table.entries().count(), 24);
-        let moved = Table::with_entries(24, table.entries().map(|&(k, v)| (hash, k, v)));
+        let (moved, _) = Table::with_entries(
+            24,
+            Placement::AS_HASHED,
+            table.entries().map(|&(k, v)| (hash, k, v)),
+        );
         for key in 0..24 {
             assert_eq!(moved.find(hash, &key), Some(&(key + 1)));
         }
@@ -473,7 +572,8 @@ mod tests {
     #[test]
     fn a_table_built_with_entries_finds_them_and_takes_more() {
         let entries = (0..6u64).map(|key| (key % 2, key, key * 10));
-        let table: Table<u64, u64> = Table::with_entries(8, entries);
+        let (table, _): (Table<u64, u64>, _) =
+            Table::with_entries(8, Placement::AS_HASHED, entries);
         for key in 0..6 {
             assert_eq!(table.find(key % 2, &key), Some(&(key * 10)));
         }

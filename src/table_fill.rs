@@ -73,12 +73,17 @@ impl TableFill {
     /// move; it always leaves a slot empty, so probes end.
     #[inline]
     pub(crate) fn too_full(self, taken: usize, capacity: usize) -> bool {
-        let max_eighths = if capacity >= self.compact_from {
+        let max_eighths = if self.is_compact(capacity) {
             COMPACT_MAX_EIGHTHS
         } else {
             ROOMY_MAX_EIGHTHS
         };
         taken * 8 > capacity * max_eighths
+    }
+
+    /// Whether a table of `capacity` slots is kept compact.
+    pub(crate) fn is_compact(self, capacity: usize) -> bool {
+        capacity >= self.compact_from
     }
 
     /// The slots of a table built for `keys` keys: more than `keys`, so a

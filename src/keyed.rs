@@ -75,6 +75,15 @@ impl<A: Algorithm, K: Key, C: Clock> KeyedLimiter<A, K, C> {
             .sweep(now, |state, now| self.rule.is_fresh(state, now))
     }
 
+    /// Folds every table's hash now, as a limiter whose keys crowd does
+    /// (`src/placement.rs`). For loom models only: their two-slot tables
+    /// never crowd.
+    #[cfg(tollgate_loom)]
+    #[doc(hidden)]
+    pub fn switch_to_folding(&self) {
+        self.store.switch_to_folding();
+    }
+
     /// The quota this limiter enforces.
     pub fn quota(&self) -> Quota {
         self.quota

@@ -17,7 +17,7 @@
 //! `client-00001234` do; an integer's empty second word), one factor is
 //! fixed, and how evenly the keys spread over shards, home groups and tags
 //! depends on the seeds drawn. The store also draws a factor for folding
-//! the hash once more, which the tables that need it use
+//! the hash once more, which all its tables use once its keys crowd
 //! ([`Placement`](crate::placement::Placement)).
 
 use std::hash::BuildHasher;

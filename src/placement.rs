@@ -19,7 +19,7 @@
 //! |---|---|
 //! | the store was made with `robust_hash(true)` | every table folds from the start |
 //! | a shard's keys move to a larger table, in a store whose tables do not fold | if the keys would land outside their home group more than twice as often as folded, plus [`SLACK`], the store switches to folding; the folded count is taken only when the first is past [`SLACK`] and a share a random function rarely reaches ([`CHECK_ONE_IN`]) |
-//! | a key is inserted into a crowded table: [`CROWDED_FROM`] or more slots taken, more than one in [`CROWDED_ONE_IN`] of them holding a key outside its home group | the store switches to folding |
+//! | a key lands outside its home group in a crowded table: [`CROWDED_FROM`] or more slots taken, more than one in [`CROWDED_ONE_IN`] of them holding a key outside its home group | the store switches to folding |
 //! | the store switches | the switching call moves every shard's keys to a folded table, one shard lock at a time, after releasing its own |
 //!
 //! Roomy and compact tables ([`TableFill`](crate::table_fill::TableFill))

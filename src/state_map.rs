@@ -376,6 +376,14 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         !self.folds.swap(true, Ordering::Relaxed)
     }
 
+    /// Switches the store to folding now, as crowded keys would: loom's
+    /// two-slot tables never crowd, so its models call this instead.
+    #[cfg(tollgate_loom)]
+    pub(crate) fn switch_to_folding(&self) {
+        self.start_folding();
+        self.fold_every_table();
+    }
+
     /// Moves every shard's keys whose table does not fold to one that does,
     /// one shard lock at a time.
     #[cold]

@@ -247,6 +247,12 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
     pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// See [`StateMap::switch_to_folding`].
+    #[cfg(tollgate_loom)]
+    pub(crate) fn switch_to_folding(&self) {
+        self.map.switch_to_folding();
+    }
 }
 
 #[cfg(all(test, not(tollgate_loom)))]

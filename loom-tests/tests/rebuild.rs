@@ -3,11 +3,13 @@
 //! two slots, so the second key of the shard makes it move).
 //!
 //! The key is spent once before the threads start. One thread spends on it
-//! twice; another brings a new key, whose insertion retires every state of
-//! the old table and moves it to a new one. Whether the move lands before,
-//! between or during the spends, every decision on the old key must be
-//! explained by one serial order, and no unit may be lost or duplicated in
-//! the move: the last peek sees exactly what was admitted.
+//! twice; another moves the table: by bringing a new key, whose insertion
+//! retires every state of the old table and moves it to a new one, or by
+//! switching the store to a folded hash, which moves the keys to a table
+//! that places them by another hash. Whether the move lands before, between
+//! or during the spends, every decision on the old key must be explained by
+//! one serial order, and no unit may be lost or duplicated in the move: the
+//! last peek sees exactly what was admitted.
 #![cfg(tollgate_loom)]
 
 use std::time::Duration;
@@ -27,7 +29,16 @@ const KEY: &str = "client";
 const NEW_KEY: &str = "newcomer";
 const LIMIT: u64 = 2;
 
-fn move_while_spending<A, R>(bound: Bound, reference: R)
+/// What the second thread does to move the table.
+#[derive(Clone, Copy)]
+enum Move {
+    /// Inserts a new key into the full table.
+    NewKey,
+    /// Switches the store to folding its hash.
+    Fold,
+}
+
+fn move_while_spending<A, R>(bound: Bound, reference: R, how: Move)
 where
     A: Algorithm,
     R: Reference + Send + Sync + 'static,
@@ -45,21 +56,29 @@ where
             let limiter = Arc::clone(&limiter);
             thread::spawn(move || vec![observe(&*limiter, KEY, 1), observe(&*limiter, KEY, 1)])
         };
-        let newcomer = {
+        let mover = {
             let limiter = Arc::clone(&limiter);
-            thread::spawn(move || observe(&*limiter, NEW_KEY, 1))
+            thread::spawn(move || match how {
+                Move::NewKey => Some(observe(&*limiter, NEW_KEY, 1)),
+                Move::Fold => {
+                    limiter.switch_to_folding();
+                    None
+                }
+            })
         };
         let threads = vec![spender.join().expect("spending thread panicked")];
-        let new_key = newcomer.join().expect("inserting thread panicked");
+        let new_key = mover.join().expect("moving thread panicked");
         let last = observe(&*limiter, KEY, 0);
 
-        assert!(
-            new_key.answer.allowed,
-            "model violation: a new key was refused its first unit: {new_key:?}"
-        );
+        if let Some(new_key) = &new_key {
+            assert!(
+                new_key.answer.allowed,
+                "model violation: a new key was refused its first unit: {new_key:?}"
+            );
+        }
         assert_eq!(
             limiter.len(),
-            2,
+            1 + usize::from(new_key.is_some()),
             "model violation: a key was lost in the move"
         );
         assert_well_formed(LIMIT, &threads[0]);
@@ -73,7 +92,7 @@ fn token_bucket_survives_a_table_move() {
         capacity: LIMIT,
         interval: 1_000_000_000 / LIMIT,
     };
-    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), reference);
+    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), reference, Move::NewKey);
 }
 
 #[test]
@@ -82,7 +101,7 @@ fn fixed_window_survives_a_table_move() {
         limit: LIMIT,
         window: 1_000_000_000,
     };
-    move_while_spending::<FixedWindowRule, _>(Bound::Preemptions(3), reference);
+    move_while_spending::<FixedWindowRule, _>(Bound::Preemptions(3), reference, Move::NewKey);
 }
 
 #[test]
@@ -91,7 +110,11 @@ fn sliding_counter_survives_a_table_move() {
         limit: LIMIT,
         window: 1_000_000_000,
     };
-    move_while_spending::<SlidingWindowCounterRule, _>(Bound::Preemptions(3), reference);
+    move_while_spending::<SlidingWindowCounterRule, _>(
+        Bound::Preemptions(3),
+        reference,
+        Move::NewKey,
+    );
 }
 
 #[test]
@@ -100,5 +123,23 @@ fn sliding_log_survives_a_table_move() {
         limit: LIMIT,
         window: 1_000_000_000,
     };
-    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), reference);
+    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), reference, Move::NewKey);
+}
+
+#[test]
+fn token_bucket_survives_the_switch_to_folding() {
+    let reference = Bucket {
+        capacity: LIMIT,
+        interval: 1_000_000_000 / LIMIT,
+    };
+    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), reference, Move::Fold);
+}
+
+#[test]
+fn sliding_log_survives_the_switch_to_folding() {
+    let reference = Log {
+        limit: LIMIT,
+        window: 1_000_000_000,
+    };
+    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), reference, Move::Fold);
 }

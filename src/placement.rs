@@ -1,30 +1,33 @@
 //! [`Placement`]: how a table turns a key's hash into its home group and
 //! tag, and when a store's tables fold the hash once more.
 //!
-//! foldhash's fast variant spreads keys that differ only in a few bytes
-//! (`client-00001234`, sequential ids, addresses in one subnet) more evenly
-//! than a random function for most seeds, and much less evenly for a few:
-//! about one store in a hundred leaves a fifth or more of such keys outside
-//! their home group once its tables are compact, and each of those costs a
-//! lookup a second group, often a second cache line (`docs/benchmarks.md`,
-//! "The hash's spread"). Folding the hash once more by a seed of the
-//! store's (as foldhash's quality variant finishes, by a constant) spreads
-//! every seed's keys as a random function would, for one more multiply on
-//! every lookup. So a store folds only once its own keys show the need,
-//! and then in every table, so that all its lookups take the same branch
-//! (with some tables folding and some not, the branch went each way at
-//! random and cost more than the multiply):
+//! A lookup is cheapest when its key sits in its home group as the first
+//! entry there with its tag: then one tag word and one entry answer it
+//! (`Table::find_by`). A key is off that straight-line path when it went
+//! to a later group, or when an earlier key in its home group has the same
+//! tag; its lookups take the full probe. foldhash's fast variant spreads
+//! keys that differ only in a few bytes (`client-00001234`, sequential ids,
+//! addresses in one subnet) more evenly than a random function for most
+//! seeds, and much less evenly for a few: in simulation one store in a
+//! hundred leaves a tenth to two thirds of such keys off the path
+//! (`docs/benchmarks.md`, "The hash's spread"). Folding the hash once more
+//! by a seed of the store's (as foldhash's quality variant finishes, by a
+//! constant) spreads every seed's keys as a random function would, for one
+//! more multiply on every lookup. So a store folds only once its own keys
+//! show the need, and then in every table, so that all its lookups take
+//! the same branch (with some tables folding and some not, the branch went
+//! each way at random and cost more than the multiply):
 //!
 //! | when | what happens |
 //! |---|---|
 //! | the store was made with `robust_hash(true)` | every table folds from the start |
-//! | a shard's keys move to a larger table, in a store whose tables do not fold | if the keys would land outside their home group more than twice as often as folded, plus [`SLACK`], the store switches to folding; the folded count is taken only when the first is past [`SLACK`] and a share a random function rarely reaches ([`CHECK_ONE_IN`]) |
-//! | a key lands outside its home group in a crowded table: [`CROWDED_FROM`] or more slots taken, more than one in [`CROWDED_ONE_IN`] of them holding a key outside its home group | the store switches to folding |
+//! | a shard's keys move to a larger table, in a store whose tables do not fold | if more of them are off the path than twice as many as folded, plus [`SLACK`], the store switches to folding; the folded count is taken only past [`SLACK`] plus a share a random function rarely leaves right after a move ([`CHECK_ONE_IN`]) |
+//! | a key lands off the path in a crowded table: [`CROWDED_FROM`] or more slots taken, more than one in [`CROWDED_ONE_IN`] of them off the path | the store switches to folding |
 //! | the store switches | the switching call moves every shard's keys to a folded table, one shard lock at a time, after releasing its own |
 //!
 //! Roomy and compact tables ([`TableFill`](crate::table_fill::TableFill))
-//! have their own shares, as a random function leaves far fewer keys
-//! outside their home group in a roomy one.
+//! have their own shares, as a random function leaves far fewer keys off
+//! the path in a roomy one.
 //!
 //! The shard a key belongs to is chosen from the unfolded hash, so a
 //! switch moves keys only within their shard, and a lookup can fetch the
@@ -38,29 +41,29 @@ pub(crate) struct Placement {
     fold: u64,
 }
 
-/// Keys a move may leave outside their home group, beyond twice what the
-/// folded hash would, before the new table folds: a margin for the chance
-/// differences between two good hashes on a small table.
+/// Keys a move may leave off the path, beyond twice what the folded hash
+/// would, before the store folds: a margin for the chance differences
+/// between two good hashes on a small table.
 pub(crate) const SLACK: usize = 8;
 
-/// One in this many moved keys outside their home group (roomy, compact),
-/// beyond [`SLACK`], before a move counts what folding would do. Right
-/// after a move a random function leaves about one key in 2,000 outside
-/// its home group in a roomy table (a third full) and one in 100 in a
-/// compact one (half full).
-pub(crate) const CHECK_ONE_IN: (usize, usize) = (256, 32);
+/// One in this many moved keys off the path (roomy, compact), beyond
+/// [`SLACK`], before a move counts what folding would do. Right after a
+/// move a random function leaves about one key in 100 off the path in a
+/// roomy table (a third full) and one in 40 in a compact one (half full),
+/// mostly behind a key with the same tag.
+pub(crate) const CHECK_ONE_IN: (usize, usize) = (64, 24);
 
 /// Taken slots from which a table can count as crowded: in smaller tables
-/// a random function's share outside the home group varies too much.
+/// a random function's share off the path varies too much.
 pub(crate) const CROWDED_FROM: usize = 256;
 
 /// A table is crowded when more than one in this many of its taken slots
-/// (roomy, compact) hold a key outside its home group. Filled to where they
-/// move (five eighths roomy, seven eighths compact), tables of 256 or more
-/// keys placed by a random function held about 3 % and 12 % of them there,
-/// and at most 7 % and 17 % in 200 tries; the crowding seeds, a fifth or
-/// more of a compact table's.
-pub(crate) const CROWDED_ONE_IN: (usize, usize) = (10, 5);
+/// (roomy, compact) hold a key off the path. In simulation, filled to where
+/// they move (five eighths roomy, seven eighths compact), tables placed by
+/// a random function held about 5 % and 15 % of their keys off the path,
+/// and no more than 9 % and 20 %; the crowding seeds, a fifth to two
+/// thirds.
+pub(crate) const CROWDED_ONE_IN: (usize, usize) = (8, 4);
 
 /// The roomy or the compact figure of `pair`.
 fn pick(pair: (usize, usize), compact: bool) -> usize {
@@ -92,24 +95,22 @@ impl Placement {
         }
     }
 
-    /// Whether a move that left `off_home` of `keys` keys outside their
-    /// home group, in a roomy or `compact` table, should count what folding
-    /// would do.
-    pub(crate) fn worth_checking(off_home: usize, keys: usize, compact: bool) -> bool {
-        off_home > SLACK.saturating_add(keys / pick(CHECK_ONE_IN, compact))
+    /// Whether a move that left `off_path` of `keys` keys off the path, in
+    /// a roomy or `compact` table, should count what folding would do.
+    pub(crate) fn worth_checking(off_path: usize, keys: usize, compact: bool) -> bool {
+        off_path > SLACK.saturating_add(keys / pick(CHECK_ONE_IN, compact))
     }
 
-    /// Whether a table placing `off_home_as_hashed` of its keys outside
-    /// their home group as hashed, against `off_home_folded` folded, should
-    /// fold.
-    pub(crate) fn should_fold(off_home_as_hashed: usize, off_home_folded: usize) -> bool {
-        off_home_as_hashed > off_home_folded.saturating_mul(2).saturating_add(SLACK)
+    /// Whether a table placing `off_path_as_hashed` of its keys off the
+    /// path as hashed, against `off_path_folded` folded, should fold.
+    pub(crate) fn should_fold(off_path_as_hashed: usize, off_path_folded: usize) -> bool {
+        off_path_as_hashed > off_path_folded.saturating_mul(2).saturating_add(SLACK)
     }
 
     /// Whether a roomy or `compact` table with `taken` slots taken,
-    /// `off_home` of them outside their key's home group, is crowded.
-    pub(crate) fn is_crowded(taken: usize, off_home: usize, compact: bool) -> bool {
-        taken >= CROWDED_FROM && off_home.saturating_mul(pick(CROWDED_ONE_IN, compact)) > taken
+    /// `off_path` of them off the path, is crowded.
+    pub(crate) fn is_crowded(taken: usize, off_path: usize, compact: bool) -> bool {
+        taken >= CROWDED_FROM && off_path.saturating_mul(pick(CROWDED_ONE_IN, compact)) > taken
     }
 }
 
@@ -147,7 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn crowded_needs_enough_keys_and_a_large_share_off_home() {
+    fn crowded_needs_enough_keys_and_a_large_share_off_path() {
         for compact in [false, true] {
             assert!(!Placement::is_crowded(
                 CROWDED_FROM - 1,
@@ -160,16 +161,21 @@ mod tests {
             assert!(Placement::is_crowded(taken, 101, compact));
         }
         // The same share crowds a roomy table and not a compact one.
-        assert!(Placement::is_crowded(1000, 150, false));
-        assert!(!Placement::is_crowded(1000, 150, true));
+        assert!(Placement::is_crowded(1000, 200, false));
+        assert!(!Placement::is_crowded(1000, 200, true));
     }
 
     #[test]
     fn a_move_checks_only_past_the_slack_and_a_rare_share() {
         assert!(!Placement::worth_checking(SLACK, 0, true));
         assert!(Placement::worth_checking(SLACK + 1, 0, true));
-        assert!(!Placement::worth_checking(SLACK + 10, 320, true));
-        assert!(Placement::worth_checking(SLACK + 11, 320, true));
-        assert!(Placement::worth_checking(SLACK + 11, 320 * 8, false));
+        for compact in [false, true] {
+            let keys = pick(CHECK_ONE_IN, compact) * 10;
+            assert!(!Placement::worth_checking(SLACK + 10, keys, compact));
+            assert!(Placement::worth_checking(SLACK + 11, keys, compact));
+        }
+        // The same share is checked in a roomy table, not in a compact one.
+        assert!(Placement::worth_checking(SLACK + 30, 1200, false));
+        assert!(!Placement::worth_checking(SLACK + 30, 1200, true));
     }
 }

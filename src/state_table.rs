@@ -111,18 +111,18 @@ fn next_group(group: usize, groups: usize) -> usize {
 
 /// How many of the keys placed by `hashes` (already through the table's
 /// [`Placement`]), in this order, into an empty table of `capacity` slots
-/// would sit outside their home group: what
+/// would be off the straight-line lookup (see [`FreeSlot`]): what
 /// [`with_entries`](Table::with_entries) would leave, without building it.
-pub(crate) fn off_home_count(capacity: usize, hashes: impl IntoIterator<Item = u64>) -> usize {
+pub(crate) fn off_path_count(capacity: usize, hashes: impl IntoIterator<Item = u64>) -> usize {
     let groups = groups_for(capacity.max(1));
     let mut words = vec![0u64; groups];
-    let mut off_home = 0;
+    let mut off_path = 0;
     for hash in hashes.into_iter().take(capacity.max(1)) {
         let free = free_slot(hash, groups, |group| words[group]);
         words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
-        off_home += usize::from(free.off_home);
+        off_path += usize::from(free.off_path);
     }
-    off_home
+    off_path
 }
 
 /// Where a key hashing to `hash` goes: the first group, from its home on,
@@ -133,8 +133,10 @@ struct FreeSlot {
     slot: usize,
     /// The group's word.
     word: u64,
-    /// Whether the group is not the key's home group.
-    off_home: bool,
+    /// Whether a lookup of the key cannot stop at its home group's first
+    /// candidate: the group is not its home group, or the home group
+    /// already holds a key with the same tag, in an earlier slot.
+    off_path: bool,
 }
 
 /// The [`FreeSlot`] for `hash` among `groups` groups; `word_of` reads a
@@ -143,17 +145,17 @@ struct FreeSlot {
 fn free_slot(hash: u64, groups: usize, word_of: impl Fn(usize) -> u64) -> FreeSlot {
     let mut group = home_of(hash, groups);
     let mut word = word_of(group);
-    let mut off_home = false;
+    let mut off_path = tag_group::candidates(word, tag_group::tag_of(hash)) != 0;
     while tag_group::empties(word) == 0 {
         group = next_group(group, groups);
         word = word_of(group);
-        off_home = true;
+        off_path = true;
     }
     FreeSlot {
         group,
         slot: tag_group::first_slot(tag_group::empties(word)),
         word,
-        off_home,
+        off_path,
     }
 }
 
@@ -183,8 +185,8 @@ impl<K, V> Table<K, V> {
     /// holding `entries` (hash, key, state), built before anyone can see
     /// it, so its entries need no publication: whoever shares the table
     /// publishes them with it. The caller passes at most `capacity` entries;
-    /// any beyond are dropped. Also returns how many entries went outside
-    /// their home group.
+    /// any beyond are dropped. Also returns how many entries are off the
+    /// straight-line lookup (see [`FreeSlot`]).
     pub(crate) fn with_entries(
         capacity: usize,
         placement: Placement,
@@ -198,11 +200,11 @@ impl<K, V> Table<K, V> {
         // is copied afterwards.
         let mut slots: Box<[EntryGroup<K, V>]> = (0..groups).map(|_| EntryGroup::empty()).collect();
         let mut entries = entries.into_iter();
-        let mut off_home = 0;
+        let mut off_path = 0;
         for (hash, key, state) in entries.by_ref().take(capacity) {
             let hash = placement.apply(hash);
             let free = free_slot(hash, groups, |group| words[group]);
-            off_home += usize::from(free.off_home);
+            off_path += usize::from(free.off_path);
             words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
             slots[free.group].0[free.slot] = UnsafeCell::new(MaybeUninit::new((key, state)));
         }
@@ -214,7 +216,7 @@ impl<K, V> Table<K, V> {
             superseded: AtomicBool::new(false),
             placement,
         };
-        (table, off_home)
+        (table, off_path)
     }
 
     /// How the table places keys.
@@ -349,8 +351,9 @@ impl<K, V> Table<K, V> {
     }
 
     /// Puts `key` in the first empty slot of its probe and returns its
-    /// state, and whether it went outside its home group. For a key not in
-    /// the table, with fewer than `capacity` taken.
+    /// state, and whether it is off the straight-line lookup (see
+    /// [`FreeSlot`]). For a key not in the table, with fewer than
+    /// `capacity` taken.
     ///
     /// # Safety
     ///
@@ -384,12 +387,14 @@ impl<K, V> Table<K, V> {
             tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash)),
             Ordering::Release,
         );
-        (&self.published(free.group, free.slot).1, free.off_home)
+        (&self.published(free.group, free.slot).1, free.off_path)
     }
 
-    /// Entries outside the home group of their key, hashed by `hash_of`.
+    /// Entries off the straight-line lookup (see [`FreeSlot`]), their keys
+    /// hashed by `hash_of`: outside their home group, or behind an earlier
+    /// entry with the same tag in it.
     #[cfg(test)]
-    pub(crate) fn off_home_now(&self, hash_of: impl Fn(&K) -> u64) -> usize {
+    pub(crate) fn off_path_now(&self, hash_of: impl Fn(&K) -> u64) -> usize {
         let groups = self.groups.len();
         (0..groups)
             .map(|group| {
@@ -400,7 +405,9 @@ impl<K, V> Table<K, V> {
                         let hash = self
                             .placement
                             .apply(hash_of(&self.published(group, slot).0));
+                        let tag = tag_group::tag_at(word, slot);
                         home_of(hash, groups) != group
+                            || (0..slot).any(|earlier| tag_group::tag_at(word, earlier) == tag)
                     })
                     .count()
             })

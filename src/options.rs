@@ -138,8 +138,8 @@ impl KeyedOptions {
     ///
     /// This setting folds from the first key, for limiters that must
     /// spread any keys alike in every process, also keys that crowd only
-    /// mildly: one more multiply on every lookup, about 6 % of a `String`
-    /// hit and 3-4 % of a `u64` hit on the machine in `docs/benchmarks.md`
+    /// mildly: one more multiply on every lookup, about 5 % of a `String`
+    /// hit and 3 % of a `u64` hit on the machine in `docs/benchmarks.md`
     /// (levers).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;

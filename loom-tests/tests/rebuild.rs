@@ -86,20 +86,35 @@ where
     });
 }
 
+/// One second's window, in nanoseconds.
+const WINDOW: u64 = 1_000_000_000;
+
+/// The serial token bucket the packed one must match.
+fn bucket() -> Bucket {
+    Bucket {
+        capacity: LIMIT,
+        interval: WINDOW / LIMIT,
+    }
+}
+
+/// The serial log the sliding log must match.
+fn log() -> Log {
+    Log {
+        limit: LIMIT,
+        window: WINDOW,
+    }
+}
+
 #[test]
 fn token_bucket_survives_a_table_move() {
-    let reference = Bucket {
-        capacity: LIMIT,
-        interval: 1_000_000_000 / LIMIT,
-    };
-    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), reference, Move::NewKey);
+    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), bucket(), Move::NewKey);
 }
 
 #[test]
 fn fixed_window_survives_a_table_move() {
     let reference = Windows {
         limit: LIMIT,
-        window: 1_000_000_000,
+        window: WINDOW,
     };
     move_while_spending::<FixedWindowRule, _>(Bound::Preemptions(3), reference, Move::NewKey);
 }
@@ -108,7 +123,7 @@ fn fixed_window_survives_a_table_move() {
 fn sliding_counter_survives_a_table_move() {
     let reference = SlidingCounts {
         limit: LIMIT,
-        window: 1_000_000_000,
+        window: WINDOW,
     };
     move_while_spending::<SlidingWindowCounterRule, _>(
         Bound::Preemptions(3),
@@ -119,27 +134,15 @@ fn sliding_counter_survives_a_table_move() {
 
 #[test]
 fn sliding_log_survives_a_table_move() {
-    let reference = Log {
-        limit: LIMIT,
-        window: 1_000_000_000,
-    };
-    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), reference, Move::NewKey);
+    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), log(), Move::NewKey);
 }
 
 #[test]
 fn token_bucket_survives_the_switch_to_folding() {
-    let reference = Bucket {
-        capacity: LIMIT,
-        interval: 1_000_000_000 / LIMIT,
-    };
-    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), reference, Move::Fold);
+    move_while_spending::<TokenBucketRule, _>(Bound::Preemptions(3), bucket(), Move::Fold);
 }
 
 #[test]
 fn sliding_log_survives_the_switch_to_folding() {
-    let reference = Log {
-        limit: LIMIT,
-        window: 1_000_000_000,
-    };
-    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), reference, Move::Fold);
+    move_while_spending::<SlidingWindowLogRule, _>(Bound::Preemptions(2), log(), Move::Fold);
 }

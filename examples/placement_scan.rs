@@ -1,0 +1,123 @@
+//! Many limiters on the same keys, one after another in one process, each
+//! timed against a reference limiter: how much the hash seeds each store
+//! draws change its speed (`src/placement.rs`, and "The hash's spread" in
+//! `docs/benchmarks.md`).
+//!
+//! ```text
+//! cargo run --release --example placement_scan                      # 1,000 compact-tables limiters
+//! cargo run --release --example placement_scan -- 1000 default      # the default fill
+//! cargo run --release --example placement_scan -- 1000 compact robust
+//! ```
+//!
+//! Each limiter tracks 10,000 `client-%08d` keys and is timed as its best
+//! of five passes over them in a shuffled order, taking turns with a
+//! reference limiter (robust hash) built first, so a slow moment of the
+//! machine slows both. It prints the spread of the limiters' time ratios
+//! to the reference, each over their median.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use tollgate::{KeyedOptions, MonotonicClock, RateLimiter, TokenBucket};
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use support::args::count_arg;
+use support::contenders::Spec;
+use support::keys::{Pick, string_keys};
+
+/// Keys every limiter tracks.
+const KEYS: usize = 10_000;
+
+/// Timed passes per limiter, each taking turns with the reference.
+const PASSES: usize = 5;
+
+/// Nanoseconds per decision of one pass over `order`'s keys, or `None` if
+/// any was refused (a bucket of a billion tokens cannot run dry here).
+fn pass(limiter: &TokenBucket, keys: &[String], order: &[usize]) -> Option<f64> {
+    let mut admitted = 0;
+    let began = Instant::now();
+    for &i in order {
+        admitted += usize::from(limiter.allow(black_box(&keys[i])));
+    }
+    let ns = began.elapsed().as_nanos() as f64 / order.len() as f64;
+    (admitted == order.len()).then_some(ns)
+}
+
+fn main() -> ExitCode {
+    let limiters = match count_arg(1, 1_000, 1 << 20) {
+        Ok(count) => count as usize,
+        Err(e) => {
+            eprintln!("placement_scan: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut compact = true;
+    let mut robust = false;
+    for arg in std::env::args().skip(2) {
+        match arg.as_str() {
+            "compact" => compact = true,
+            "default" => compact = false,
+            "robust" => robust = true,
+            other => {
+                eprintln!("placement_scan: `{other}` is not compact, default or robust");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let keys = string_keys(KEYS);
+    let mut order: Vec<usize> = (0..KEYS).collect();
+    let mut pick = Pick::new(0x5eed);
+    for i in (1..order.len()).rev() {
+        order.swap(i, pick.below(i + 1));
+    }
+    let make = |robust: bool| {
+        let options = KeyedOptions::new()
+            .compact_tables(compact)
+            .robust_hash(robust);
+        let limiter: TokenBucket =
+            TokenBucket::with_options(Spec::DEEP_BUCKET.tollgate(), MonotonicClock::new(), options);
+        for key in &keys {
+            limiter.allow(key);
+        }
+        limiter
+    };
+    let reference = make(true);
+    let mut ratios = Vec::with_capacity(limiters);
+    for _ in 0..limiters {
+        let limiter = make(robust);
+        let (mut best, mut best_reference) = (f64::MAX, f64::MAX);
+        for _ in 0..PASSES {
+            match (
+                pass(&reference, &keys, &order),
+                pass(&limiter, &keys, &order),
+            ) {
+                (Some(reference_ns), Some(ns)) => {
+                    best_reference = best_reference.min(reference_ns);
+                    best = best.min(ns);
+                }
+                _ => {
+                    eprintln!("placement_scan: a limiter refused a key it should admit");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        ratios.push(best / best_reference);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    let at = |quantile: f64| ratios[((ratios.len() - 1) as f64 * quantile) as usize] / median;
+    let slow = ratios.iter().filter(|&&ratio| ratio > 1.2 * median).count();
+    println!(
+        "{limiters} limiters, {} tables{}: median {median:.3}x the reference's time; \
+         over that median: p90 {:.3}x, p99 {:.3}x, slowest {:.3}x; {slow} past 1.2x",
+        if compact { "compact" } else { "default" },
+        if robust { ", robust hash" } else { "" },
+        at(0.9),
+        at(0.99),
+        at(1.0),
+    );
+    ExitCode::SUCCESS
+}

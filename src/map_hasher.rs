@@ -73,14 +73,24 @@ impl MapHasher {
         Placement::folded(self.fold_factor)
     }
 
-    /// Whether every table folds.
-    pub(crate) fn always_folds(&self) -> bool {
-        self.always_fold
+    /// How new tables place keys: folded if every table folds or the store
+    /// `folds` by now, as hashed otherwise.
+    pub(crate) fn placement(&self, folds: bool) -> Placement {
+        if self.always_fold || folds {
+            self.folded()
+        } else {
+            Placement::AS_HASHED
+        }
     }
 }
 
 #[cfg(test)]
 impl MapHasher {
+    /// Whether every table folds.
+    pub(crate) fn always_folds(&self) -> bool {
+        self.always_fold
+    }
+
     /// A store's seeds from `draw`, fixed so that tests check the same
     /// stores on every run.
     pub(crate) fn seeded(draw: u64) -> MapHasher {
@@ -169,11 +179,7 @@ mod tests {
         let mut worst = 0.0_f64;
         for draw in 0..64 {
             let hasher = MapHasher::seeded(draw);
-            let placement = if fold {
-                hasher.folded()
-            } else {
-                Placement::AS_HASHED
-            };
+            let placement = hasher.placement(fold);
             let placed = |hash: u64| placement.apply(hash);
             let one_write = |key: &String| placed(crate::key::hash_bytes(key.as_bytes(), &&hasher));
             let kinds: [Vec<u64>; 3] = [

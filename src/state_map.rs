@@ -146,11 +146,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             .unwrap_or_else(default_shards)
             .clamp(1, 1 << 16)
             .next_power_of_two();
-        let first = if hasher.always_folds() {
-            hasher.folded()
-        } else {
-            Placement::AS_HASHED
-        };
+        let first = hasher.placement(false);
         StateMap {
             hasher,
             shards: (0..count)
@@ -543,11 +539,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// How new tables place keys: folded once the store folds.
     fn placement(&self) -> Placement {
         // Relaxed: see `start_folding`.
-        if self.hasher.always_folds() || self.folds.load(Ordering::Relaxed) {
-            self.hasher.folded()
-        } else {
-            Placement::AS_HASHED
-        }
+        self.hasher.placement(self.folds.load(Ordering::Relaxed))
     }
 
     /// Whether keys hashing to `hashes`, which a move just placed as

@@ -114,15 +114,21 @@ fn next_group(group: usize, groups: usize) -> usize {
 /// would be off the straight-line lookup (see [`FreeSlot`]): what
 /// [`with_entries`](Table::with_entries) would leave, without building it.
 pub(crate) fn off_path_count(capacity: usize, hashes: impl IntoIterator<Item = u64>) -> usize {
-    let groups = groups_for(capacity.max(1));
-    let mut words = vec![0u64; groups];
-    let mut off_path = 0;
-    for hash in hashes.into_iter().take(capacity.max(1)) {
-        let free = free_slot(hash, groups, |group| words[group]);
-        words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
-        off_path += usize::from(free.off_path);
-    }
-    off_path
+    let mut words = vec![0u64; groups_for(capacity.max(1))];
+    hashes
+        .into_iter()
+        .take(capacity.max(1))
+        .filter(|&hash| take_free_slot(&mut words, hash).off_path)
+        .count()
+}
+
+/// Takes the [`FreeSlot`] for `hash` in the tag words of a table being
+/// built (not shared yet), writing the key's tag into it.
+#[inline]
+fn take_free_slot(words: &mut [u64], hash: u64) -> FreeSlot {
+    let free = free_slot(hash, words.len(), |group| words[group]);
+    words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
+    free
 }
 
 /// Where a key hashing to `hash` goes: the first group, from its home on,
@@ -202,10 +208,8 @@ impl<K, V> Table<K, V> {
         let mut entries = entries.into_iter();
         let mut off_path = 0;
         for (hash, key, state) in entries.by_ref().take(capacity) {
-            let hash = placement.apply(hash);
-            let free = free_slot(hash, groups, |group| words[group]);
+            let free = take_free_slot(&mut words, placement.apply(hash));
             off_path += usize::from(free.off_path);
-            words[free.group] = tag_group::with_tag(free.word, free.slot, tag_group::tag_of(hash));
             slots[free.group].0[free.slot] = UnsafeCell::new(MaybeUninit::new((key, state)));
         }
         debug_assert!(entries.next().is_none(), "more entries than slots");

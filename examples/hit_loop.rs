@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use tollgate::{KeyedOptions, MonotonicClock, RateLimiter, TokenBucket};
+use tollgate::{Key, KeyedOptions, MonotonicClock, RateLimiter, TokenBucket};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -72,6 +72,22 @@ fn time<K>(keys: &[K], hits: u64, allow: impl Fn(&K) -> bool) -> (f64, u64) {
     (began.elapsed().as_nanos() as f64 / hits as f64, admitted)
 }
 
+/// [`time`] on a `TokenBucket<K>` with the defaults but for the hash
+/// (`robust`), named for its `key_type`.
+fn bucket_hits<K: Key>(
+    keys: &[K],
+    key_type: &str,
+    robust: bool,
+    hits: u64,
+) -> (String, (f64, u64)) {
+    let options = KeyedOptions::new().robust_hash(robust);
+    let limiter: TokenBucket<K> =
+        TokenBucket::with_options(Spec::DEEP_BUCKET.tollgate(), MonotonicClock::new(), options);
+    let hash = if robust { ", robust hash" } else { "" };
+    let name = format!("tollgate TokenBucket<{key_type}>{hash}");
+    (name, time(keys, hits, |k| limiter.allow(k.borrow())))
+}
+
 fn main() -> ExitCode {
     let case = Case::parse(std::env::args().nth(1).as_deref());
     let (case, hits) = match (case, count_arg(2, 50_000_000, 1 << 40)) {
@@ -83,37 +99,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let spec = Spec::DEEP_BUCKET;
-    // The defaults, but for the hash.
-    let options = |robust: bool| KeyedOptions::new().robust_hash(robust);
     let (name, (ns, admitted)) = match case {
-        Case::StringKeys { robust } => {
-            let keys = string_keys(KEYS);
-            let limiter: TokenBucket =
-                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), options(robust));
-            let name = if robust {
-                "tollgate TokenBucket<String>, robust hash"
-            } else {
-                "tollgate TokenBucket<String>"
-            };
-            (name, time(&keys, hits, |k| limiter.allow(k)))
-        }
-        Case::U64Keys { robust } => {
-            let keys = u64_keys(KEYS);
-            let limiter: TokenBucket<u64> =
-                TokenBucket::with_options(spec.tollgate(), MonotonicClock::new(), options(robust));
-            let name = if robust {
-                "tollgate TokenBucket<u64>, robust hash"
-            } else {
-                "tollgate TokenBucket<u64>"
-            };
-            (name, time(&keys, hits, |k| limiter.allow(k)))
-        }
+        Case::StringKeys { robust } => bucket_hits(&string_keys(KEYS), "String", robust, hits),
+        Case::U64Keys { robust } => bucket_hits(&u64_keys(KEYS), "u64", robust, hits),
         Case::Floor => {
             let keys = string_keys(KEYS);
             let (clock, floor) = (MonotonicClock::new(), KeyedFloor::new(&keys));
             (
-                "keyed floor, String keys",
+                "keyed floor, String keys".to_owned(),
                 time(&keys, hits, |k| floor.allow(&clock, k)),
             )
         }

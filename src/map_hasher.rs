@@ -91,6 +91,14 @@ impl MapHasher {
         self.always_fold
     }
 
+    /// These seeds, with every table folding (as `robust_hash` makes them).
+    pub(crate) fn folding_always(self) -> MapHasher {
+        MapHasher {
+            always_fold: true,
+            ..self
+        }
+    }
+
     /// A store's seeds from `draw`, fixed so that tests check the same
     /// stores on every run.
     pub(crate) fn seeded(draw: u64) -> MapHasher {

@@ -8,9 +8,10 @@
 //! tag; its lookups take the full probe. foldhash's fast variant spreads
 //! keys that differ only in a few bytes (`client-00001234`, sequential ids,
 //! addresses in one subnet) more evenly than a random function for most
-//! seeds, and much less evenly for a few: in simulation one store in a
-//! hundred leaves a tenth to two thirds of such keys off the path
-//! (`docs/benchmarks.md`, "The hash's spread"). Folding the hash once more
+//! seeds, and much less evenly for a few: one store in a hundred leaves a
+//! fifth to two fifths of such keys off the path in compact tables, and
+//! the worst of 300 up to four fifths (`state_map/placement_survey.rs`;
+//! `docs/benchmarks.md`, "The hash's spread"). Folding the hash once more
 //! by a seed of the store's (as foldhash's quality variant finishes, by a
 //! constant) spreads every seed's keys as a random function would, for one
 //! more multiply on every lookup. So a store folds only once its own keys

@@ -589,6 +589,9 @@ impl Found {
 }
 
 #[cfg(all(test, not(tollgate_loom)))]
+mod placement_survey;
+
+#[cfg(all(test, not(tollgate_loom)))]
 mod tests {
     use super::*;
     use crate::packed_word::PackedWord;

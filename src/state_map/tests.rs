@@ -1,0 +1,261 @@
+//! Unit tests of [`StateMap`]: slots, misses, and the switch to folding.
+
+use super::*;
+use crate::packed_word::PackedWord;
+
+/// Slots taken over all shards: live entries plus retired ones.
+fn slots_taken(map: &StateMap<u64, PackedWord>) -> usize {
+    map.shards.iter().map(|cell| lock(cell).taken).sum()
+}
+
+#[test]
+fn removals_give_the_slots_back() {
+    let map: StateMap<u64, PackedWord> = StateMap::new(Some(4), TableFill::DEFAULT, false);
+    for key in 0..4_000 {
+        map.read_or_insert(&key, || PackedWord::new(key), |_, _| ());
+    }
+    assert_eq!(slots_taken(&map), 4_000);
+    for key in 0..3_990 {
+        assert!(map.remove(&key), "key {key}");
+        assert!(!map.remove(&key), "key {key} removed twice");
+    }
+    assert_eq!(map.len(), 10);
+    // Each shard moves once most of its slots are retired, so what is
+    // left is at most about twice the live keys, plus a small table's
+    // worth per shard.
+    let taken = slots_taken(&map);
+    assert!(
+        taken <= 2 * 10 + 4 * MIN_CAPACITY,
+        "{taken} slots still taken"
+    );
+    for key in 3_990..4_000 {
+        let seen = map.read_or_absent(&key, |word| Some(word.load()));
+        assert!(matches!(seen, Seen::Live(k) if k == key) || seen == Seen::Unsure);
+    }
+}
+
+#[test]
+fn a_miss_in_the_current_table_is_absent_and_in_a_replaced_one_unsure() {
+    let map: StateMap<u64, PackedWord> = StateMap::new(Some(1), TableFill::DEFAULT, false);
+    // No table cached on this thread yet.
+    assert_eq!(map.read_or_absent(&1, |w| Some(w.load())), Seen::Unsure);
+    map.read_or_insert(&1, || PackedWord::new(7), |_, _| ());
+    assert_eq!(map.read_or_absent(&1, |w| Some(w.load())), Seen::Live(7));
+    assert_eq!(map.read_or_absent(&2, |w| Some(w.load())), Seen::Absent);
+    // Another thread fills the shard until its table moves; this
+    // thread's cached table is then the replaced one.
+    let before = Arc::clone(&lock(&map.shards[0]).table);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for key in 100..200 {
+                map.read_or_insert(&key, || PackedWord::new(key), |_, _| ());
+            }
+        });
+    });
+    assert!(!Arc::ptr_eq(&before, &lock(&map.shards[0]).table));
+    drop(before);
+    assert_eq!(map.read_or_absent(&150, |w| Some(w.load())), Seen::Unsure);
+    // The locked look refreshes the cache.
+    assert_eq!(map.read_locked(&150, PackedWord::load), Some(150));
+    assert_eq!(
+        map.read_or_absent(&150, |w| Some(w.load())),
+        Seen::Live(150)
+    );
+    assert_eq!(map.read_or_absent(&2, |w| Some(w.load())), Seen::Absent);
+}
+
+/// Share of a one-shard compact map's keys off the straight-line lookup,
+/// whether its table folds, and the share as hashed, for 10,000
+/// `client-%08d` keys under the seeds of `draw`. Also checks the
+/// shard's count against the table.
+fn placed(draw: u64) -> (f64, bool, f64) {
+    let hasher = MapHasher::seeded(draw);
+    let map: StateMap<String, PackedWord> =
+        StateMap::with_hasher(Some(1), TableFill::COMPACT, hasher);
+    let keys: Vec<String> = (0..10_000).map(|i| format!("client-{i:08}")).collect();
+    for key in &keys {
+        map.read_or_insert(key.as_str(), || PackedWord::new(0), |_, _| ());
+    }
+    let shard = lock(&map.shards[0]);
+    let hash_of = |key: &<String as Key>::Stored| map.hash(key.borrow());
+    assert_eq!(
+        shard.off_path,
+        shard.table.off_path_now(hash_of),
+        "draw {draw}"
+    );
+    let as_hashed = off_path_count(
+        shard.table.capacity(),
+        keys.iter().map(|key| map.hash(key.as_str())),
+    );
+    let share = |count: usize| count as f64 / keys.len() as f64;
+    (
+        share(shard.off_path),
+        shard.table.placement().folds(),
+        share(as_hashed),
+    )
+}
+
+/// Over 64 stores' seeds, the tables that placed keys sharing a prefix
+/// badly as hashed folded, and every store ended near a random
+/// function's share off the straight-line lookup (about 8 % at the fill
+/// these tables end at), while most kept the cheaper unfolded hash.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn tables_fold_where_the_keys_crowd_and_only_there() {
+    let runs: Vec<(f64, bool, f64)> = (0..64).map(placed).collect();
+    let worst_as_hashed = runs.iter().map(|run| run.2).fold(0.0, f64::max);
+    let worst = runs.iter().map(|run| run.0).fold(0.0, f64::max);
+    let folded = runs.iter().filter(|run| run.1).count();
+    assert!(
+        worst_as_hashed > 0.15,
+        "no seed crowded the keys: {worst_as_hashed:.3}"
+    );
+    assert!(
+        worst < 0.09,
+        "a store kept {worst:.3} off the straight-line lookup"
+    );
+    assert!((1..32).contains(&folded), "{folded} of 64 tables folded");
+}
+
+/// Once one shard's keys need the fold, every shard's table folds at
+/// once, so all lookups take the same branch; every key is still found.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_store_that_folds_folds_every_table() {
+    // Draw 61 crowds `client-%08d` keys as hashed (the test above).
+    let map: StateMap<String, PackedWord> =
+        StateMap::with_hasher(Some(8), TableFill::COMPACT, MapHasher::seeded(61));
+    let keys: Vec<String> = (0..20_000).map(|i| format!("client-{i:08}")).collect();
+    let mut inserted = 0;
+    while inserted < keys.len() && !map.folds.load(Ordering::Relaxed) {
+        map.read_or_insert(
+            keys[inserted].as_str(),
+            || PackedWord::new(inserted as u64),
+            |_, _| (),
+        );
+        inserted += 1;
+    }
+    assert!(inserted < keys.len(), "the store never folded");
+    // Right after the call that switched, before any shard grew again.
+    for cell in map.shards.iter() {
+        assert!(lock(cell).table.placement().folds());
+    }
+    for (i, key) in keys.iter().enumerate().skip(inserted) {
+        map.read_or_insert(key.as_str(), || PackedWord::new(i as u64), |_, _| ());
+    }
+    for (i, key) in keys.iter().enumerate() {
+        assert_eq!(
+            map.read_locked(key.as_str(), PackedWord::load),
+            Some(i as u64)
+        );
+    }
+}
+
+/// The switch, with real threads: two insert their own keys (one of
+/// them switches the store) while a third keeps reading keys inserted
+/// before; every key keeps its state through the moves.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn the_switch_loses_no_key_while_threads_insert_and_read() {
+    let map: StateMap<String, PackedWord> =
+        StateMap::with_hasher(Some(8), TableFill::COMPACT, MapHasher::seeded(61));
+    let key = |i: u64| format!("client-{i:08}");
+    for i in 0..1_000 {
+        map.read_or_insert(key(i).as_str(), || PackedWord::new(i), |_, _| ());
+    }
+    std::thread::scope(|s| {
+        for half in 0..2_u64 {
+            let (map, key) = (&map, &key);
+            s.spawn(move || {
+                for i in (1_000 + half..20_000).step_by(2) {
+                    map.read_or_insert(key(i).as_str(), || PackedWord::new(i), |_, _| ());
+                }
+            });
+        }
+        let (map, key) = (&map, &key);
+        s.spawn(move || {
+            for round in 0..20_u64 {
+                for i in 0..1_000 {
+                    let i = (i * 7 + round) % 1_000;
+                    let seen = map
+                        .read(key(i).as_str(), |word| {
+                            (!word.is_retired()).then(|| word.load())
+                        })
+                        .or_else(|| map.read_locked(key(i).as_str(), PackedWord::load));
+                    assert_eq!(seen, Some(i), "key {i} in round {round}");
+                }
+            }
+        });
+    });
+    assert!(map.folds.load(Ordering::Relaxed), "the store never folded");
+    for i in 0..20_000 {
+        assert_eq!(map.read_locked(key(i).as_str(), PackedWord::load), Some(i));
+    }
+}
+
+/// A move folds keys that land clearly worse as hashed than folded, and
+/// only those: the check at a move, apart from the crowding one.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_move_folds_only_keys_that_land_badly_as_hashed() {
+    let keys: Vec<String> = (0..5_000).map(|i| format!("client-{i:08}")).collect();
+    let pays = |draw: u64| {
+        let map: StateMap<String, PackedWord> =
+            StateMap::with_hasher(Some(1), TableFill::COMPACT, MapHasher::seeded(draw));
+        let hashes: Vec<u64> = keys.iter().map(|key| map.hash(key.as_str())).collect();
+        let capacity = TableFill::COMPACT.capacity_for(keys.len());
+        let off_path = off_path_count(capacity, hashes.iter().copied());
+        map.folding_pays(capacity, off_path, &hashes)
+    };
+    // Draw 61 crowds these keys; draw 0 spreads them well.
+    assert!(pays(61));
+    assert!(!pays(0));
+}
+
+/// A table whose count says crowded switches the store at the next key
+/// that lands outside its home group: the check on insertion, apart
+/// from the one at a move.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_crowded_table_switches_the_store_on_its_next_key_off_path() {
+    let map: StateMap<u64, PackedWord> =
+        StateMap::with_hasher(Some(2), TableFill::COMPACT, MapHasher::seeded(0));
+    let spread = |key: u64| key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for key in 0..1_000 {
+        map.read_or_insert(&spread(key), || PackedWord::new(0), |_, _| ());
+    }
+    assert!(
+        !map.folds.load(Ordering::Relaxed),
+        "well-placed keys folded"
+    );
+    let mut key = 1_000;
+    while !map.folds.load(Ordering::Relaxed) && key < 3_000 {
+        // Say every taken slot is off the path, as a crowded table's would be.
+        for cell in map.shards.iter() {
+            let mut shard = lock(cell);
+            shard.off_path = shard.taken;
+        }
+        map.read_or_insert(&spread(key), || PackedWord::new(0), |_, _| ());
+        key += 1;
+    }
+    assert!(
+        map.folds.load(Ordering::Relaxed),
+        "the store never switched"
+    );
+    for cell in map.shards.iter() {
+        assert!(lock(cell).table.placement().folds());
+    }
+}
+
+/// A store whose keys place well as hashed never folds.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_store_of_well_placed_keys_does_not_fold() {
+    let map: StateMap<u64, PackedWord> =
+        StateMap::with_hasher(Some(4), TableFill::COMPACT, MapHasher::seeded(0));
+    for key in 0..5_000_u64 {
+        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        map.read_or_insert(&spread, || PackedWord::new(0), |_, _| ());
+    }
+    assert!(!map.folds.load(Ordering::Relaxed));
+}

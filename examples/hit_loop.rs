@@ -42,19 +42,30 @@ enum Case {
     Floor,
 }
 
+/// The cases by name; the first is the default.
+const CASES: [(&str, Case); 5] = [
+    ("string", Case::StringKeys { robust: false }),
+    ("u64", Case::U64Keys { robust: false }),
+    ("string-robust", Case::StringKeys { robust: true }),
+    ("u64-robust", Case::U64Keys { robust: true }),
+    ("floor", Case::Floor),
+];
+
 impl Case {
     fn parse(arg: Option<&str>) -> Result<Case, String> {
-        match arg {
-            None | Some("string") => Ok(Case::StringKeys { robust: false }),
-            Some("u64") => Ok(Case::U64Keys { robust: false }),
-            Some("string-robust") => Ok(Case::StringKeys { robust: true }),
-            Some("u64-robust") => Ok(Case::U64Keys { robust: true }),
-            Some("floor") => Ok(Case::Floor),
-            Some(other) => Err(format!(
-                "`{other}` is not a case (string, u64, string-robust, u64-robust or floor)"
-            )),
-        }
+        let name = arg.unwrap_or(CASES[0].0);
+        CASES
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|&(_, case)| case)
+            .ok_or_else(|| format!("`{name}` is not a case"))
     }
+}
+
+/// The arguments, for error messages.
+fn usage() -> String {
+    let names: Vec<&str> = CASES.iter().map(|(name, _)| *name).collect();
+    format!("arguments: one of {}, then a hit count", names.join(", "))
 }
 
 /// Runs `hits` decisions on keys picked at random, after one untimed pass
@@ -93,9 +104,7 @@ fn main() -> ExitCode {
     let (case, hits) = match (case, count_arg(2, 50_000_000, 1 << 40)) {
         (Ok(case), Ok(hits)) => (case, hits),
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!(
-                "hit_loop: {e} (arguments: string, u64, string-robust, u64-robust or floor, then a hit count)"
-            );
+            eprintln!("hit_loop: {e} ({})", usage());
             return ExitCode::from(2);
         }
     };

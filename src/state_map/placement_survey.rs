@@ -53,8 +53,10 @@ fn off_path(map: &StateMap<impl Key, PackedWord>) -> usize {
 fn shares<K: Key>(keys: &[K], fill: TableFill, draw: u64) -> Shares {
     let map = filled(keys, fill, MapHasher::seeded(draw));
     let always = filled(keys, fill, MapHasher::seeded(draw).folding_always());
-    // The shard comes from the unfolded hash, so both stores' shards hold
-    // the same keys, in tables of the same sizes.
+    // The shard comes from the unfolded hash, so a shard holds the same
+    // keys in every store; as hashed, they go into the tables `map` ended
+    // with (a store that switched may end with other sizes: the switch
+    // sizes each table for the keys it holds then).
     let mut hashes = vec![Vec::new(); map.shards.len()];
     for key in keys {
         let hash = map.hash(key.borrow());

@@ -2,7 +2,7 @@
 # Miri over the tests that reach the crate's `unsafe`: the lock-free table
 # entries (src/state_table.rs) and each thread's memo of its per-thread
 # tables (src/per_thread.rs). Their unit tests and the store's, and the
-# table-move and key tests, with strict provenance. See
+# table-move, key and re-entrant call tests, with strict provenance. See
 # docs/verification.md. Needs the nightly toolchain's `miri` and `rust-src`
 # components; this step adds them. If they cannot be fetched (offline), it
 # says so loudly and skips, unless TOLLGATE_REQUIRE_MIRI=1.
@@ -18,7 +18,7 @@ export MIRIFLAGS="$strict"
 cargo +nightly miri setup
 # Every test binary is built first, so the two groups below never wait on
 # each other's build.
-cargo +nightly miri test --no-run --lib --test table_moves --test keys --test many_limiters
+cargo +nightly miri test --no-run --lib --test table_moves --test keys --test many_limiters --test reentrant_calls
 
 # Miri interprets on one thread, so the two groups run side by side (about
 # as long each), each into its own log, printed when both are done.
@@ -32,7 +32,7 @@ logs=$(mktemp -d)
 tables=$!
 (
     cargo +nightly miri test --lib -- state_table store short_bytes tag_group per_thread
-    cargo +nightly miri test --test keys --test many_limiters
+    cargo +nightly miri test --test keys --test many_limiters --test reentrant_calls
 ) >"$logs/units" 2>&1 &
 units=$!
 

@@ -44,7 +44,7 @@ use crate::per_thread::PerThread;
 use crate::placement::Placement;
 use crate::retire::Retire;
 use crate::state_table::{Table, off_path_count};
-use crate::sync::{Arc, AtomicBool, Mutex, Ordering, fence, lock};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, fence, lock};
 use crate::table_fill::TableFill;
 
 /// Fewest slots in a table.
@@ -126,9 +126,14 @@ pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     shards: Box<[ShardLock<K, V>]>,
     /// How full a table may get before it moves.
     fill: TableFill,
-    /// Set once some shard's keys crowded as hashed: from then on every
-    /// table folds (see [`Placement`]), so that all lookups take one branch.
+    /// Set once some shard's keys crowded as hashed: from then on every new
+    /// table folds (see [`Placement`]), and the switch moves the others,
+    /// so that all lookups take one branch.
     folds: AtomicBool,
+    /// The next shard whose table the switch to folding moves: one per
+    /// insertion after the switch (see [`fold_after_insert`](Self::fold_after_insert)).
+    /// The shard count when none is left, or the store never switched.
+    fold_next: AtomicUsize,
     /// Each thread's tables, one slot per shard.
     #[cfg(not(tollgate_loom))]
     cached: PerThread<TableCache<K, V>>,
@@ -164,6 +169,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 .collect(),
             fill: fill.for_shards(count),
             folds: AtomicBool::new(false),
+            fold_next: AtomicUsize::new(count),
             #[cfg(not(tollgate_loom))]
             cached: PerThread::new(),
         }
@@ -355,10 +361,10 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             // count changes only then.
             switched |= self.is_crowded(shard) && self.start_folding();
         }
-        if switched {
+        if switched || self.folds_pending() {
             let result = f(state, found);
             drop(guard);
-            self.fold_every_table();
+            self.fold_after_insert(index, switched);
             return result;
         }
         // The common case returns `f`'s result in place: held in a local
@@ -375,24 +381,60 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         !self.folds.swap(true, Ordering::Relaxed)
     }
 
-    /// Switches the store to folding now, as crowded keys would: loom's
-    /// two-slot tables never crowd, so its models call this instead.
+    /// Switches the store to folding now, as crowded keys would, from the
+    /// first shard: loom's two-slot tables never crowd, so its models call
+    /// this instead.
     #[cfg(tollgate_loom)]
     pub(crate) fn switch_to_folding(&self) {
-        self.start_folding();
-        self.fold_every_table();
+        if self.start_folding() {
+            self.fold_after_insert(0, true);
+        }
     }
 
-    /// Moves every shard's keys whose table does not fold to one that does,
-    /// one shard lock at a time.
+    /// Whether the switch to folding still has shards to move.
+    #[inline]
+    fn folds_pending(&self) -> bool {
+        // Relaxed: the cursor only picks which shard a caller moves; the
+        // move itself checks the table's own placement under its lock.
+        self.fold_next.load(Ordering::Relaxed) < self.shards.len()
+    }
+
+    /// Spreads the switch to folding over insertions, so that no call moves
+    /// more than one shard for it: the call that switched moves its own
+    /// shard (whose keys crowded) and starts the round over the shards, and
+    /// each later insertion, in any shard, moves the next one. A sweep
+    /// folds every shard it visits, so a store whose keys stop coming still
+    /// gets there.
     #[cold]
-    fn fold_every_table(&self) {
-        for (index, cell) in self.shards.iter().enumerate() {
-            let mut shard = lock(cell);
-            if !shard.table.placement().folds() {
-                let keys = shard.live;
-                self.rebuild(index, &mut shard, keys, false);
-            }
+    fn fold_after_insert(&self, index: usize, switched: bool) {
+        if switched {
+            self.fold_shard(index);
+            // Relaxed: as in `folds_pending`.
+            self.fold_next.store(0, Ordering::Relaxed);
+            return;
+        }
+        // Relaxed: as in `folds_pending`. Racing callers each take their
+        // own shard; the cursor passes the end by at most one per caller
+        // in flight, and no caller moves it once it has.
+        let next = self.fold_next.fetch_add(1, Ordering::Relaxed);
+        if next < self.shards.len() {
+            self.fold_shard(next);
+        }
+    }
+
+    /// Moves the shard's keys to a table that folds, if the store folds and
+    /// its table does not yet.
+    fn fold_shard(&self, index: usize) {
+        let mut shard = lock(&self.shards[index]);
+        self.fold_if_behind(index, &mut shard);
+    }
+
+    /// [`fold_shard`](Self::fold_shard) for a shard whose lock the caller
+    /// holds.
+    fn fold_if_behind(&self, index: usize, shard: &mut Shard<K, V>) {
+        if !shard.table.placement().folds() && self.placement().folds() {
+            let keys = shard.live;
+            self.rebuild(index, shard, keys, false);
         }
     }
 
@@ -409,6 +451,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
                 .count();
             removed += retired;
             self.retired(index, &mut shard, retired);
+            self.fold_if_behind(index, &mut shard);
         }
         removed
     }

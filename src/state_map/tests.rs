@@ -117,12 +117,18 @@ fn tables_fold_where_the_keys_crowd_and_only_there() {
     assert!((1..32).contains(&folded), "{folded} of 64 tables folded");
 }
 
-/// Once one shard's keys need the fold, every shard's table folds at
-/// once, so all lookups take the same branch; every key is still found.
-#[test]
-#[cfg_attr(miri, ignore)]
-fn a_store_that_folds_folds_every_table() {
-    // Draw 61 crowds `client-%08d` keys as hashed (the test above).
+/// How many of the map's tables fold.
+fn folded_tables<K: Key>(map: &StateMap<K, PackedWord>) -> usize {
+    map.shards
+        .iter()
+        .filter(|cell| lock(cell).table.placement().folds())
+        .count()
+}
+
+/// `client-%08d` keys, and a map of 8 compact shards whose seeds (draw
+/// 61) crowd them as hashed (the test above), filled until the insertion
+/// that switched it to folding; returns the keys and how many went in.
+fn switched_store() -> (StateMap<String, PackedWord>, Vec<String>, usize) {
     let map: StateMap<String, PackedWord> =
         StateMap::with_hasher(Some(8), TableFill::COMPACT, MapHasher::seeded(61));
     let keys: Vec<String> = (0..20_000).map(|i| format!("client-{i:08}")).collect();
@@ -136,14 +142,48 @@ fn a_store_that_folds_folds_every_table() {
         inserted += 1;
     }
     assert!(inserted < keys.len(), "the store never folded");
+    (map, keys, inserted)
+}
+
+/// Once one shard's keys need the fold, the call that switched the
+/// store moves that shard alone, and each later insertion one more, so
+/// no call pauses for every shard and after one insertion per shard
+/// every table folds (all lookups take the same branch). Every key is
+/// still found.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn the_switch_moves_one_shard_per_insertion_until_every_table_folds() {
+    let (map, keys, inserted) = switched_store();
     // Right after the call that switched, before any shard grew again.
-    for cell in map.shards.iter() {
-        assert!(lock(cell).table.placement().folds());
+    assert_eq!(folded_tables(&map), 1);
+    let shards = map.shard_count();
+    for (later, i) in (inserted..inserted + shards).enumerate() {
+        map.read_or_insert(keys[i].as_str(), || PackedWord::new(i as u64), |_, _| ());
+        let moved = later + 1;
+        assert!(folded_tables(&map) >= moved, "after {moved} more");
     }
-    for (i, key) in keys.iter().enumerate().skip(inserted) {
+    assert_eq!(folded_tables(&map), shards);
+    for (i, key) in keys.iter().enumerate().skip(inserted + shards) {
         map.read_or_insert(key.as_str(), || PackedWord::new(i as u64), |_, _| ());
     }
     for (i, key) in keys.iter().enumerate() {
+        assert_eq!(
+            map.read_locked(key.as_str(), PackedWord::load),
+            Some(i as u64)
+        );
+    }
+}
+
+/// A sweep folds the shards the switch has not reached yet, so a store
+/// whose keys stop coming right after the switch still folds throughout.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_sweep_folds_the_shards_the_switch_has_not_reached() {
+    let (map, keys, inserted) = switched_store();
+    assert_eq!(folded_tables(&map), 1);
+    assert_eq!(map.sweep(|_| false), 0);
+    assert_eq!(folded_tables(&map), map.shard_count());
+    for (i, key) in keys.iter().enumerate().take(inserted) {
         assert_eq!(
             map.read_locked(key.as_str(), PackedWord::load),
             Some(i as u64)
@@ -242,9 +282,11 @@ fn a_crowded_table_switches_the_store_on_its_next_key_off_path() {
         map.folds.load(Ordering::Relaxed),
         "the store never switched"
     );
-    for cell in map.shards.iter() {
-        assert!(lock(cell).table.placement().folds());
+    // One more insertion per shard moves the rest (the test above).
+    for extra in 0..map.shard_count() as u64 {
+        map.read_or_insert(&spread(key + extra), || PackedWord::new(0), |_, _| ());
     }
+    assert_eq!(folded_tables(&map), map.shard_count());
 }
 
 /// A store whose keys place well as hashed never folds.

@@ -74,9 +74,10 @@ type KeyTable<K, V> = Table<<K as Key>::Stored, V>;
 /// One thread's table per shard (`None` until it first takes the lock).
 /// The `RefCell` keeps a call made from inside a lookup (a user's key
 /// comparison or rule calling the same limiter) from dropping a table the
-/// lookup still reads (`tests/reentrant_calls.rs`). Padded: `ThreadLocal` keeps threads' values side by side, and every
-/// lookup writes the `RefCell`'s borrow count, so unpadded neighbours would
-/// bounce one cache line between cores.
+/// lookup still reads (`tests/reentrant_calls.rs`). Padded: `ThreadLocal`
+/// keeps threads' values side by side, and every lookup writes the
+/// `RefCell`'s borrow count, so unpadded neighbours would bounce one cache
+/// line between cores.
 #[cfg(not(tollgate_loom))]
 type TableCache<K, V> = CachePadded<std::cell::RefCell<Box<[Option<Arc<KeyTable<K, V>>>]>>>;
 

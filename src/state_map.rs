@@ -405,7 +405,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// shard (whose keys crowded) and starts the round over the shards, and
     /// each later insertion, in any shard, moves the next one. A sweep
     /// folds every shard it visits, so a store whose keys stop coming still
-    /// gets there.
+    /// gets there, and ends the round.
     #[cold]
     fn fold_after_insert(&self, index: usize, switched: bool) {
         if switched {
@@ -442,6 +442,9 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// Retires and drops every live state for which `idle` holds; returns
     /// how many. Each shard is swept under its lock.
     pub(crate) fn sweep(&self, idle: impl Fn(&V) -> bool) -> usize {
+        // A store that already folds is folded throughout once this sweep
+        // has visited every shard, so the switch's round can end.
+        let folds_throughout = self.placement().folds();
         let mut removed = 0;
         for (index, cell) in self.shards.iter().enumerate() {
             let mut shard = lock(cell);
@@ -453,6 +456,12 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             removed += retired;
             self.retired(index, &mut shard, retired);
             self.fold_if_behind(index, &mut shard);
+        }
+        if folds_throughout {
+            // Relaxed: as in `folds_pending`. A switch whose cursor reset
+            // lands after this restarts the round, which only costs locks.
+            self.fold_next
+                .fetch_max(self.shards.len(), Ordering::Relaxed);
         }
         removed
     }

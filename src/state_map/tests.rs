@@ -181,8 +181,11 @@ fn the_switch_moves_one_shard_per_insertion_until_every_table_folds() {
 fn a_sweep_folds_the_shards_the_switch_has_not_reached() {
     let (map, keys, inserted) = switched_store();
     assert_eq!(folded_tables(&map), 1);
+    assert!(map.folds_pending());
     assert_eq!(map.sweep(|_| false), 0);
     assert_eq!(folded_tables(&map), map.shard_count());
+    // Every shard folds now, so later insertions take no lock for the round.
+    assert!(!map.folds_pending());
     for (i, key) in keys.iter().enumerate().take(inserted) {
         assert_eq!(
             map.read_locked(key.as_str(), PackedWord::load),

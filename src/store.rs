@@ -38,7 +38,8 @@ pub(crate) struct Store<K: Key, V: Send + Sync> {
     /// How long a state must have been fresh for the automatic sweep.
     grace: u64,
     /// A shard adds its insertions to `since_sweep` once per this many, so
-    /// most insertions write no counter outside their shard.
+    /// most insertions write no counter outside their shard. A power of
+    /// two, so a new key tests its turn with a mask, not a division.
     count_batch: usize,
 }
 
@@ -63,9 +64,10 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
             .store(options.min_sweep_interval, Ordering::Relaxed);
         let map = StateMap::new(options.shards, options.table_fill, options.robust_hash);
         // Batches small enough that all shards together hold back at most
-        // half the minimum interval.
-        let count_batch =
+        // half the minimum interval, rounded down to a power of two.
+        let batch =
             (options.min_sweep_interval / (2 * map.shard_count())).clamp(1, MAX_COUNT_BATCH);
+        let count_batch = 1 << batch.ilog2();
         Store {
             map,
             books: CachePadded::new(books),
@@ -148,7 +150,7 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
             (f(state, self.judge_at(now)), found)
         });
         if let Found::Started { in_shard } = found {
-            if self.options.auto_sweep && in_shard % self.count_batch == 0 {
+            if self.options.auto_sweep && in_shard & (self.count_batch - 1) == 0 {
                 self.maybe_auto_sweep(now, &idle);
             }
         }
@@ -308,6 +310,10 @@ mod tests {
         let options = KeyedOptions::new().min_sweep_interval(256).shards(4);
         let store: Store<u64, PackedWord> = Store::new(options, 1_000);
         assert_eq!(store.count_batch, 32);
+        // An interval that does not divide into a power of two rounds down.
+        let uneven = KeyedOptions::new().min_sweep_interval(300).shards(4);
+        let uneven_store: Store<u64, PackedWord> = Store::new(uneven, 1_000);
+        assert_eq!(uneven_store.count_batch, 32);
         // Fewer under Miri, which interprets every step; still many sweeps.
         let keys = if cfg!(miri) { 2_000 } else { 10_000 };
         for key in 0..keys {

@@ -53,13 +53,13 @@ target_rows() {
 }
 rows=$(for i in $(seq 1 "$runs"); do target_rows "$dir/run$i.md" || exit 1; done)
 
-head -n 3 "$dir/run1.md" | grep '^machine:' || true
-echo
-echo "| target | goal | lowest | median | highest | met |"
-echo "|---|---:|---:|---:|---:|:-:|"
-# Each row holds target, measured, goal and met. Rows are matched across
-# reports by their text, in the order of the first report.
-echo "$rows" | awk -F' \\| ' '
+# Prints each target's range, median and runs met from target rows on
+# stdin. Each row holds target, measured, goal and met. Rows are matched
+# across reports by their text, in the order they first appear.
+summarise() {
+    echo "| target | goal | lowest | median | highest | met |"
+    echo "|---|---:|---:|---:|---:|:-:|"
+    awk -F' \\| ' '
     {
         what = substr($1, 3)
         value = $2; sub(/x$/, "", value); value += 0
@@ -92,56 +92,29 @@ echo "$rows" | awk -F' \\| ' '
                 low[w], unit, median(w, runs[w]), unit, high[w], unit, verdict
         }
     }'
+}
+
+head -n 3 "$dir/run1.md" | grep '^machine:' || true
+echo
+echo "$rows" | summarise
 
 # The two-thread targets again, split by the machine's mode in each run:
 # whether a second thread added decisions for the keyed floor (the line
 # below each run). The modes switch over seconds, and a target can hold in
-# one and not the other, so `docs/benchmarks.md` reports them apart.
+# one and not the other, so `docs/benchmarks.md` reports them apart. Each
+# row is renamed for its run's mode, the mode where a second core adds
+# decisions first.
 by_mode=$(for i in $(seq 1 "$runs"); do
     # A quick run's line says its mode was not read: it joins no mode.
     factor=$(grep -v 'not read' "$dir/run$i.md" |
         sed -n 's/^two threads, 10k keys: the floor made \([0-9.]*\)x.*/\1/p')
     [[ -n $factor ]] || continue
-    mode=$(awk -v f="$factor" 'BEGIN {print (f >= 1 ? "a second core adds decisions" : "a second core takes them away")}')
-    target_rows "$dir/run$i.md" | grep '^| 2 threads' | sed "s/^/$mode	/"
-done)
+    mode=$(awk -v f="$factor" 'BEGIN {print (f >= 1 ? "where a second core adds decisions" : "where a second core takes them away")}')
+    target_rows "$dir/run$i.md" | sed -n "s/^| \(2 threads[^|]*\) |/$mode\t| \1, in the mode $mode |/p"
+done | sort -s -t$'\t' -k1,1 | cut -f2-)
 if [[ -n $by_mode ]]; then
     echo
-    echo "| two-thread target | goal | mode | runs | lowest | median | highest | met |"
-    echo "|---|---:|---|---:|---:|---:|---:|:-:|"
-    echo "$by_mode" | awk -F'\t' '
-        {
-            split($2, cell, / \| /)
-            what = substr(cell[1], 3)
-            value = cell[2]; sub(/x$/, "", value); value += 0
-            if (!(what in goals)) { targets[++n] = what; goals[what] = cell[3] }
-            k = ++runs[what, $1]
-            values[what, $1, k] = value
-            if (k == 1 || value < low[what, $1]) low[what, $1] = value
-            if (k == 1 || value > high[what, $1]) high[what, $1] = value
-            if (cell[4] ~ /^yes/) yes[what, $1]++
-        }
-        # The median of the k values recorded for target w in mode m.
-        function median(w, m, k,    i, j, v, sorted) {
-            for (i = 1; i <= k; i++) {
-                v = values[w, m, i]
-                for (j = i - 1; j >= 1 && sorted[j] > v; j--) sorted[j + 1] = sorted[j]
-                sorted[j + 1] = v
-            }
-            return k % 2 ? sorted[(k + 1) / 2] : (sorted[k / 2] + sorted[k / 2 + 1]) / 2
-        }
-        END {
-            modes[1] = "a second core adds decisions"; modes[2] = "a second core takes them away"
-            for (i = 1; i <= n; i++) {
-                w = targets[i]
-                for (j = 1; j <= 2; j++) {
-                    m = modes[j]; k = runs[w, m]
-                    if (!k) continue
-                    printf "| %s | %s | %s | %d | %.2fx | %.2fx | %.2fx | %d/%d |\n", w, goals[w], m, k,
-                        low[w, m], median(w, m, k), high[w, m], yes[w, m] + 0, k
-                }
-            }
-        }'
+    echo "$by_mode" | summarise
 fi
 
 echo

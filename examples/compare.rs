@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tollgate::{
     DirectLimiter, KeyedOptions, MonotonicClock, RateLimiter, TokenBucket, TokenBucketRule,
@@ -110,6 +110,7 @@ fn main() -> ExitCode {
     );
     println!("machine: {machine}\n");
     let whole_run = Steal::start();
+    let started = Instant::now();
 
     // Every key set is made first, on a fresh heap, so that each section
     // meets the same layout of key buffers (see `sweep::sweep`).
@@ -378,7 +379,12 @@ fn main() -> ExitCode {
     );
     print_ceilings(&ceilings, floor_second_thread, !quick);
     // Whole-run steal: a run with much of it is one to repeat, not to read.
-    println!("\nwhole run: {}\n", whole_run.line());
+    // The wall time shows whether a full run stays under its minute here.
+    println!(
+        "\nwhole run: {:.0} s; {}\n",
+        started.elapsed().as_secs_f64(),
+        whole_run.line()
+    );
 
     if let Some(path) = chart {
         match chart::draw(&path, &sweeps, &machine, cores()) {

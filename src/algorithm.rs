@@ -22,11 +22,16 @@ pub trait Algorithm: Send + Sync + 'static {
     /// The state of a key never seen before.
     fn fresh(&self) -> Self::State;
 
-    /// The most units one call can ever spend; larger costs are errors.
-    fn max_cost(&self) -> u64;
-
     /// The limit reported in every [`Decision`].
     fn limit(&self) -> u64;
+
+    /// The most units one call can ever spend; larger costs are errors.
+    /// The [`limit`](Self::limit) unless a rule says otherwise: every rule
+    /// of this crate keeps the default.
+    #[inline]
+    fn max_cost(&self) -> u64 {
+        self.limit()
+    }
 
     /// Decides a request of `cost` units at `now` and applies it atomically.
     ///

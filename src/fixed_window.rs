@@ -130,11 +130,6 @@ impl Algorithm for FixedWindowRule {
     }
 
     #[inline]
-    fn max_cost(&self) -> u64 {
-        self.limit
-    }
-
-    #[inline]
     fn limit(&self) -> u64 {
         self.limit
     }

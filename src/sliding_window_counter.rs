@@ -255,11 +255,6 @@ impl Algorithm for SlidingWindowCounterRule {
     }
 
     #[inline]
-    fn max_cost(&self) -> u64 {
-        self.limit
-    }
-
-    #[inline]
     fn limit(&self) -> u64 {
         self.limit
     }

@@ -202,11 +202,6 @@ impl Algorithm for SlidingWindowLogRule {
     }
 
     #[inline]
-    fn max_cost(&self) -> u64 {
-        self.limit
-    }
-
-    #[inline]
     fn limit(&self) -> u64 {
         self.limit
     }

@@ -257,11 +257,6 @@ impl Algorithm for TokenBucketRule {
     }
 
     #[inline]
-    fn max_cost(&self) -> u64 {
-        self.capacity
-    }
-
-    #[inline]
     fn limit(&self) -> u64 {
         self.capacity
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs `compare` several times, one process after another, keeps every
 # report, and prints each target's range over the runs and how many runs
-# met it: the form `docs/benchmarks.md` records a machine's results in.
+# met it: the form each machine's page under `docs/benchmarks/` records
+# its results in.
 # One process draws one layout of the machine's caches, so a target is
 # judged over several.
 #
@@ -101,9 +102,9 @@ echo "$rows" | summarise
 # The two-thread targets again, split by the machine's mode in each run:
 # whether a second thread added decisions for the keyed floor (the line
 # below each run). The modes switch over seconds, and a target can hold in
-# one and not the other, so `docs/benchmarks.md` reports them apart. Each
-# row is renamed for its run's mode, the mode where a second core adds
-# decisions first.
+# one and not the other, so the pages under `docs/benchmarks/` report them
+# apart. Each row is renamed for its run's mode, the mode where a second
+# core adds decisions first.
 by_mode=$(for i in $(seq 1 "$runs"); do
     # A quick run's line says its mode was not read: it joins no mode.
     factor=$(grep -v 'not read' "$dir/run$i.md" |

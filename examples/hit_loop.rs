@@ -10,8 +10,7 @@
 //! ```
 //!
 //! It prints the nanoseconds per decision of the whole loop, key choice
-//! included. `docs/benchmarks.md` (the Zen 4 section, current code) holds
-//! a profile taken with it.
+//! included. `docs/benchmarks/zen4.md` holds a profile taken with it.
 
 use std::hint::black_box;
 use std::process::ExitCode;

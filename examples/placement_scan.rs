@@ -1,7 +1,7 @@
 //! Many limiters on the same keys, one after another in one process, each
 //! timed against a reference limiter: how much the hash seeds each store
 //! draws change its speed (`src/placement.rs`, and "The hash's spread" in
-//! `docs/benchmarks.md`).
+//! `docs/benchmarks/xeon-167.md`).
 //!
 //! ```text
 //! cargo run --release --example placement_scan                      # 1,000 compact-tables limiters

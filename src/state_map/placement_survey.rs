@@ -2,7 +2,8 @@
 //! off the straight-line lookup (see [`Placement`]) for keys that differ
 //! only in their last bytes, placed as hashed, folded where they crowd (the
 //! default), and always folded (`robust_hash`). The figures behind the
-//! table in `docs/benchmarks.md` ("The hash's spread"), which this prints:
+//! table in `docs/benchmarks/xeon-167.md` ("The hash's spread"), which
+//! this prints:
 //!
 //! ```text
 //! cargo test --lib placement_survey -- --nocapture
@@ -116,7 +117,8 @@ fn random_key(i: u32) -> u64 {
 /// Over 300 stores' seeds per key shape, folding where the keys crowd
 /// keeps every store near a random function's share off the straight-line
 /// lookup (always folding's), while stores of keys with nothing in common
-/// almost never fold. Prints the table `docs/benchmarks.md` quotes.
+/// almost never fold. Prints the table `docs/benchmarks/xeon-167.md`
+/// quotes.
 #[test]
 #[cfg_attr(miri, ignore)]
 fn keys_that_crowd_as_hashed_end_near_a_random_functions_share() {

@@ -16,6 +16,11 @@
 # A run whose correctness checks fail stops the script with its status,
 # after printing that run's report.
 set -euo pipefail
+
+# One compound command to the end, so bash reads the whole script before
+# running any of it: editing the file during a run of many minutes cannot
+# change what that run does.
+{
 cd "$(dirname "$0")/.."
 
 runs=${1:-5}
@@ -125,3 +130,5 @@ for i in $(seq 1 "$runs"); do
     # shared data in that run (absent when the sweep skipped one thread).
     grep '^two threads, 10k keys: the floor made' "$dir/run$i.md" | sed "s/^/run $i: /" || true
 done
+exit
+}

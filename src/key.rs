@@ -2,13 +2,13 @@
 //!
 //! A lookup hashes and compares the key's borrowed form ([`Key::Lookup`]:
 //! `str` for `String`), and the limiter's table keeps its own stored form
-//! ([`Key::Stored`]). For strings the stored form keeps up to 24 bytes in
+//! ([`Key::Stored`]). For strings the stored form keeps up to 23 bytes in
 //! the table entry itself ([`StoredStr`]), so finding a short key reads
 //! no heap memory besides the caller's own key: on 10,000 `String` keys a
 //! lookup went from 1.42-1.44x to 1.61-1.84x governor's speed
 //! (`docs/benchmarks.md`, levers). A `String` key is never cloned into the
 //! table either: a new key is copied from the caller's `&str`, without an
-//! allocation up to 24 bytes.
+//! allocation up to 23 bytes.
 //!
 //! Keys with a cheap clone and no heap data (integers, addresses, small
 //! structs) are kept as they are: mark such a type with [`StoredAsIs`].
@@ -28,14 +28,12 @@
 //! ```
 
 use std::borrow::{Borrow, Cow};
-use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::Arc;
 
-use compact_str::CompactString;
-
 use crate::short_bytes::same_bytes;
+use crate::stored_str::StoredStr;
 
 /// A type a keyed limiter tracks states under.
 ///
@@ -67,6 +65,15 @@ pub trait Key: Borrow<Self::Lookup> + Send + Sync {
     #[inline]
     fn hash_with(key: &Self::Lookup, hasher: &impl BuildHasher) -> u64 {
         hasher.hash_one(key)
+    }
+
+    /// `stored`'s hash from `hasher`: the hash of the key it was made
+    /// from, as [`hash_with`](Key::hash_with) gives it. Table moves hash
+    /// every stored key; overridden only to skip the borrow (string keys
+    /// hash their bytes without reading them as a `str`).
+    #[inline]
+    fn hash_stored(stored: &Self::Stored, hasher: &impl BuildHasher) -> u64 {
+        Self::hash_with(stored.borrow(), hasher)
     }
 
     /// Whether `stored` is the stored form of `key`. Must agree with
@@ -161,42 +168,6 @@ impl<T: Hash + Eq + Clone + Send + Sync> Key for AsIs<T> {
     }
 }
 
-/// A string key as a limiter keeps it: up to 24 bytes inline, longer ones
-/// on the heap.
-///
-/// Made by [`compact_str`](https://docs.rs/compact_str), which packs both
-/// cases into the 24 bytes of a `String` and tells them apart by the last
-/// byte; a well-kept crate doing exactly this, where a hand-written small
-/// string would need its own `unsafe`.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct StoredStr(CompactString);
-
-impl StoredStr {
-    /// The key as a `str`.
-    #[inline]
-    pub fn as_str(&self) -> &str {
-        self.0.as_str()
-    }
-
-    /// Whether the key lives in the table entry rather than on the heap.
-    pub fn is_inline(&self) -> bool {
-        !self.0.is_heap_allocated()
-    }
-}
-
-impl Borrow<str> for StoredStr {
-    #[inline]
-    fn borrow(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl fmt::Debug for StoredStr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
 /// `bytes` hashed as one write: a whole key needs no terminator, since no
 /// other field follows it.
 #[inline]
@@ -214,7 +185,7 @@ macro_rules! stored_as_str {
 
             #[inline]
             fn store(key: &str) -> StoredStr {
-                StoredStr(CompactString::new(key))
+                StoredStr::new(key)
             }
 
             #[inline]
@@ -223,8 +194,13 @@ macro_rules! stored_as_str {
             }
 
             #[inline]
+            fn hash_stored(stored: &StoredStr, hasher: &impl BuildHasher) -> u64 {
+                hash_bytes(stored.as_bytes(), hasher)
+            }
+
+            #[inline]
             fn matches(stored: &StoredStr, key: &str) -> bool {
-                same_bytes(stored.as_str().as_bytes(), key.as_bytes())
+                same_bytes(stored.as_bytes(), key.as_bytes())
             }
         }
     )*};

@@ -33,8 +33,6 @@
 //! the lock, so a rebuild or sweep can still run between the two, as with a
 //! stale cache.
 
-use std::borrow::Borrow;
-
 use crossbeam_utils::CachePadded;
 
 use crate::key::Key;
@@ -179,6 +177,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     #[inline]
     fn hash(&self, key: &K::Lookup) -> u64 {
         K::hash_with(key, &&self.hasher)
+    }
+
+    /// A stored key's hash: the same as its lookup form's.
+    fn hash_stored(&self, key: &K::Stored) -> u64 {
+        K::hash_stored(key, &&self.hasher)
     }
 
     /// The shard for `hash`: bits above the seven the tags use; the table
@@ -538,7 +541,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let mut hashes = Vec::with_capacity(shard.live);
         let (table, off_path) = match Arc::get_mut(&mut shard.table) {
             Some(owned) => {
-                hashes.extend(live_entries(owned).map(|(key, _)| self.hash(key.borrow())));
+                hashes.extend(live_entries(owned).map(|(key, _)| self.hash_stored(key)));
                 let moved = owned.take_entries().filter_map(|entry| {
                     if entry.1.is_retired() {
                         retired.push(entry);
@@ -561,7 +564,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             None => {
                 let mut keys: Vec<K::Stored> = Vec::with_capacity(shard.live);
                 for (key, _) in live_entries(&shard.table) {
-                    hashes.push(self.hash(key.borrow()));
+                    hashes.push(self.hash_stored(key));
                     keys.push(key.clone());
                 }
                 shard.table.supersede();

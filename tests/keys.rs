@@ -23,9 +23,9 @@ fn short_strings_are_stored_inline_and_long_ones_on_the_heap() {
     let short: StoredStr = <String as Key>::store("client-00000042");
     assert!(short.is_inline());
     assert_eq!(short.as_str(), "client-00000042");
-    let edge = "x".repeat(24);
+    let edge = "x".repeat(StoredStr::INLINE_CAPACITY);
     assert!(<String as Key>::store(&edge).is_inline());
-    let long = "x".repeat(25);
+    let long = "x".repeat(StoredStr::INLINE_CAPACITY + 1);
     let stored = <String as Key>::store(&long);
     assert!(!stored.is_inline());
     assert_eq!(stored.as_str(), long);
@@ -134,17 +134,20 @@ fn any_cloneable_key_wrapped_in_as_is_is_looked_up_by_itself() {
 /// which interprets every step.
 const MOVING_KEYS: usize = if cfg!(miri) { 200 } else { 2_000 };
 
-/// Inline and heap keys alike survive many table moves, with and without
-/// another thread holding the old tables (which makes the moves clone keys
-/// instead of moving them).
+/// Inline and heap keys alike, and keys on either side of the inline
+/// capacity, survive many table moves, with and without another thread
+/// holding the old tables (which makes the moves clone keys instead of
+/// moving them).
 #[test]
 fn string_keys_of_both_kinds_survive_table_moves() {
-    let key = |i: usize| {
-        if i % 2 == 0 {
-            format!("k{i}")
-        } else {
-            format!("a-key-long-enough-for-the-heap-{i:08}")
-        }
+    let key = |i: usize| match i % 3 {
+        0 => format!("k{i}"),
+        // All digits, two bytes either side of the inline capacity.
+        1 => format!(
+            "{i:0>width$}",
+            width = StoredStr::INLINE_CAPACITY - 1 + (i / 3) % 4
+        ),
+        _ => format!("a-key-long-enough-for-the-heap-{i:08}"),
     };
     for readers in [0, 2] {
         let options = KeyedOptions::new().shards(1).auto_sweep(false);

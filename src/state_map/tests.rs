@@ -77,7 +77,7 @@ fn placed(draw: u64) -> (f64, bool, f64) {
         map.read_or_insert(key.as_str(), || PackedWord::new(0), |_, _| ());
     }
     let shard = lock(&map.shards[0]);
-    let hash_of = |key: &<String as Key>::Stored| map.hash(key.borrow());
+    let hash_of = |key: &<String as Key>::Stored| map.hash_stored(key);
     assert_eq!(
         shard.off_path,
         shard.table.off_path_now(hash_of),

@@ -11,10 +11,10 @@
 //! seeds, and much less evenly for a few: one store in a hundred leaves a
 //! fifth to two fifths of such keys off the path in compact tables, and
 //! the worst of 300 up to four fifths (`state_map/placement_survey.rs`;
-//! `docs/benchmarks/xeon-167.md`, "The hash's spread"). Folding the hash once more
-//! by a seed of the store's (as foldhash's quality variant finishes, by a
-//! constant) spreads every seed's keys as a random function would, for one
-//! more multiply on every lookup. So a store folds only once its own keys
+//! `docs/benchmarks/xeon-167.md`, "The hash's spread"). Folding the hash
+//! once more by a seed of the store's (as foldhash's quality variant
+//! finishes, by a constant) spreads every seed's keys as a random function
+//! would, for one more multiply on every lookup. So a store folds only once its own keys
 //! show the need, and then in every table, so that all its lookups take
 //! the same branch (with some tables folding and some not, the branch went
 //! each way at random and cost more than the multiply; the switch leaves

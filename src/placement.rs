@@ -14,11 +14,12 @@
 //! `docs/benchmarks/xeon-167.md`, "The hash's spread"). Folding the hash
 //! once more by a seed of the store's (as foldhash's quality variant
 //! finishes, by a constant) spreads every seed's keys as a random function
-//! would, for one more multiply on every lookup. So a store folds only once its own keys
-//! show the need, and then in every table, so that all its lookups take
-//! the same branch (with some tables folding and some not, the branch went
-//! each way at random and cost more than the multiply; the switch leaves
-//! them mixed only until each shard has moved, one per insertion):
+//! would, for one more multiply on every lookup. So a store folds only
+//! once its own keys show the need, and then in every table, so that all
+//! its lookups take the same branch (with some tables folding and some
+//! not, the branch went each way at random and cost more than the
+//! multiply; the switch leaves them mixed only until each shard has moved,
+//! one per insertion):
 //!
 //! | when | what happens |
 //! |---|---|

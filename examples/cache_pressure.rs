@@ -11,7 +11,7 @@
 //! Each round times every contender once with the sweep off and once with
 //! it on (the order alternating by round); the report gives each one's
 //! median nanoseconds per decision both ways and the ratios between them.
-//! `docs/benchmarks.md` (what is left) holds runs.
+//! `docs/benchmarks/targets-in-detail.md` (slow stretches) holds runs.
 
 use std::hint::black_box;
 use std::process::ExitCode;

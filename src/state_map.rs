@@ -348,8 +348,8 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         }
         let mut switched = false;
         if self.fill.too_full(shard.taken + 1, shard.table.capacity()) {
-            let keys = shard.live + 1;
-            switched = self.rebuild(index, shard, keys, true);
+            let capacity = self.capacity_for(shard.live + 1);
+            switched = self.rebuild(index, shard, capacity, true);
         }
         self.remember(index, &shard.table);
         shard.taken += 1;
@@ -437,8 +437,17 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// holds.
     fn fold_if_behind(&self, index: usize, shard: &mut Shard<K, V>) {
         if !shard.table.placement().folds() && self.placement().folds() {
-            let keys = shard.live;
-            self.rebuild(index, shard, keys, false);
+            // The same size while the live keys fit it: this move only
+            // changes where keys sit. Sized as a growth, a table more than
+            // half full would grow (up to 1.75x its slots), and stay grown
+            // in a store whose keys have stopped coming.
+            let capacity = shard.table.capacity();
+            let capacity = if self.fill.too_full(shard.live + 1, capacity) {
+                self.capacity_for(shard.live)
+            } else {
+                capacity
+            };
+            self.rebuild(index, shard, capacity, false);
         }
     }
 
@@ -497,17 +506,25 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     fn retired(&self, index: usize, shard: &mut Shard<K, V>, count: usize) {
         shard.live -= count;
         if shard.taken > MIN_CAPACITY && shard.live * 2 < shard.taken {
-            let keys = shard.live;
+            let capacity = self.capacity_for(shard.live);
             // Only an insertion switches the store to folding tables: this
             // caller holds the lock it would have to give up first.
-            self.rebuild(index, shard, keys, false);
+            self.rebuild(index, shard, capacity, false);
         }
     }
 
-    /// Moves the shard's live states to a new table sized for `keys` keys
-    /// (filled to at most half). With `may_switch`, a store whose tables do
-    /// not fold yet checks whether these keys need it, and if so switches
-    /// to folding: true if this call switched it.
+    /// The slots of a table a move builds for `keys` keys (filled to at
+    /// most half), never fewer than the smallest table's.
+    fn capacity_for(&self, keys: usize) -> usize {
+        self.fill.capacity_for(keys).max(MIN_CAPACITY)
+    }
+
+    /// Moves the shard's live states to a new table of `capacity` slots,
+    /// which the caller sized to take them all and leave a slot free
+    /// (growth and shrinking by [`capacity_for`](Self::capacity_for)). With
+    /// `may_switch`, a store whose tables do not fold yet checks whether
+    /// these keys need it, and if so switches to folding: true if this call
+    /// switched it.
     ///
     /// If no other thread holds the old table, its entries are moved as
     /// they are. Otherwise each state is retired as it is taken and its key
@@ -517,15 +534,13 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         &self,
         index: usize,
         shard: &mut Shard<K, V>,
-        keys: usize,
+        capacity: usize,
         may_switch: bool,
     ) -> bool {
-        // More slots than live states (`keys` counts them all), so none is
-        // left behind.
-        let capacity = self
-            .fill
-            .capacity_for(keys.max(shard.live))
-            .max(MIN_CAPACITY);
+        debug_assert!(
+            capacity > shard.live,
+            "a move must leave no live state behind and a slot free"
+        );
         self.forget(index);
         // The caller's code (the key's `Hash` and `Clone`) runs first, before
         // any state is taken or retired: should it panic, the shard is left

@@ -194,6 +194,27 @@ fn a_sweep_folds_the_shards_the_switch_has_not_reached() {
     }
 }
 
+/// Moving a shard's keys to a folded table changes where they sit, not
+/// how many slots they take: each table the sweep folds keeps its size,
+/// so a store that folds after its keys stopped coming holds no more
+/// memory than before (a move sized as a growth took up to 1.75x the
+/// slots of a table more than half full).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_fold_move_keeps_the_table_size() {
+    let (map, _, _) = switched_store();
+    let capacities = |map: &StateMap<String, PackedWord>| -> Vec<usize> {
+        map.shards
+            .iter()
+            .map(|cell| lock(cell).table.capacity())
+            .collect()
+    };
+    let before = capacities(&map);
+    assert_eq!(map.sweep(|_| false), 0);
+    assert_eq!(folded_tables(&map), map.shard_count());
+    assert_eq!(capacities(&map), before);
+}
+
 /// The switch, with real threads: two insert their own keys (one of
 /// them switches the store) while a third keeps reading keys inserted
 /// before; every key keeps its state through the moves.

@@ -42,26 +42,31 @@ enum Repr {
     Heap(Box<str>),
 }
 
-/// An inline key's length: an enum rather than a `u8` so the compiler
-/// knows it is at most 23 (the heap form's tag lives in the values above,
-/// and slicing the inline bytes by it needs no bounds check).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-#[rustfmt::skip]
-enum InlineLen {
-    L0, L1, L2, L3, L4, L5, L6, L7, L8, L9, L10, L11,
-    L12, L13, L14, L15, L16, L17, L18, L19, L20, L21, L22, L23,
+/// Declares [`InlineLen`] with one variant per length from the list, and
+/// [`INLINE_LENS`], the same variants indexed by the length, so the list
+/// is written once.
+macro_rules! inline_lens {
+    ($($variant:ident),+ $(,)?) => {
+        /// An inline key's length: an enum rather than a `u8` so the
+        /// compiler knows it is at most 23 (the heap form's tag lives in
+        /// the values above, and slicing the inline bytes by it needs no
+        /// bounds check).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        enum InlineLen {
+            $($variant),+
+        }
+
+        /// Each length's [`InlineLen`], indexed by the length.
+        const INLINE_LENS: [InlineLen; StoredStr::INLINE_CAPACITY + 1] =
+            [$(InlineLen::$variant),+];
+    };
 }
 
-/// Each length's [`InlineLen`], indexed by the length.
-#[rustfmt::skip]
-const INLINE_LENS: [InlineLen; StoredStr::INLINE_CAPACITY + 1] = {
-    use InlineLen::*;
-    [
-        L0, L1, L2, L3, L4, L5, L6, L7, L8, L9, L10, L11,
-        L12, L13, L14, L15, L16, L17, L18, L19, L20, L21, L22, L23,
-    ]
-};
+inline_lens!(
+    L0, L1, L2, L3, L4, L5, L6, L7, L8, L9, L10, L11, L12, L13, L14, L15, L16, L17, L18, L19, L20,
+    L21, L22, L23,
+);
 
 impl StoredStr {
     /// The longest key kept in the table entry itself.

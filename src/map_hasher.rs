@@ -18,7 +18,7 @@
 //! fixed, and how evenly the keys spread over shards, home groups and tags
 //! depends on the seeds drawn. The store also draws a factor for folding
 //! the hash once more, which all its tables use once its keys crowd
-//! ([`Placement`](crate::placement::Placement)).
+//! ([`Placement`]).
 
 use std::hash::BuildHasher;
 

@@ -441,10 +441,9 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
             // changes where keys sit. Sized as a growth, a table more than
             // half full would grow (up to 1.75x its slots), and stay grown
             // in a store whose keys have stopped coming. Where the next key
-            // would grow the table, the move makes that growth's table:
-            // sized for the live keys alone, it started the shard on
-            // another sequence of sizes, 1.22x the usual one at a million
-            // keys.
+            // would grow the table, the move builds that growth's table; a
+            // move sized for the live keys alone set the shard on another
+            // sequence of sizes (1.22x the usual slots at a million keys).
             let capacity = shard.table.capacity();
             let capacity = if self.fill.too_full(shard.live + 1, capacity) {
                 self.capacity_for(shard.live + 1)

@@ -437,13 +437,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// holds.
     fn fold_if_behind(&self, index: usize, shard: &mut Shard<K, V>) {
         if !shard.table.placement().folds() && self.placement().folds() {
-            // The same size while the next key fits it: this move only
-            // changes where keys sit. Sized as a growth, a table more than
-            // half full would grow (up to 1.75x its slots), and stay grown
-            // in a store whose keys have stopped coming. Where the next key
-            // would grow the table, the move builds that growth's table; a
-            // move sized for the live keys alone set the shard on another
-            // sequence of sizes (1.22x the usual slots at a million keys).
+            // The same size while the next key fits: this move only
+            // changes where keys sit (sized as a growth, a table more than
+            // half full would grow, and stay grown once keys stop coming).
+            // Where the next key would grow it, the growth's own table, so
+            // the shard keeps to the sizes growth gives it.
             let capacity = shard.table.capacity();
             let capacity = if self.fill.too_full(shard.live + 1, capacity) {
                 self.capacity_for(shard.live + 1)

@@ -1,7 +1,7 @@
 //! A rule written outside the crate plugs into the keyed store, the direct
-//! limiter, the `RateLimiter` trait and the wait loops, and keeps its
-//! decisions through eviction and table moves, using only the public
-//! `Algorithm` and `Retire` traits and the trait's default methods.
+//! limiter, the `RateLimiter` trait and `Acquire`, and keeps its decisions
+//! through eviction and table moves, using only the public `Algorithm`,
+//! `Retire` and `RechecksWhenWaiting` traits and their default methods.
 
 mod common;
 
@@ -11,7 +11,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::SplitMix64;
-use tollgate::wait::{ManualSleeper, WaitError, Waiter};
+use tollgate::wait::{Acquire, ManualSleeper, RechecksWhenWaiting, WaitError, Waiter};
 use tollgate::{
     Algorithm, Decision, DirectLimiter, InsufficientCapacity, KeyedLimiter, KeyedOptions,
     ManualClock, Quota, RateLimiter, Retire,
@@ -180,24 +180,58 @@ fn a_custom_rule_serves_as_a_trait_object_and_a_direct_limiter() {
     }
 }
 
+/// Opts the rule into `Acquire` on its limiters, which wait by re-checking.
+impl RechecksWhenWaiting for SpacingRule {}
+
 #[test]
 fn waiting_on_a_custom_rule_sleeps_its_retry_hint() {
     let clock = ManualClock::new();
-    let limiter = Spacing::<String>::with_clock(ten_a_second(), clock.clone());
+    let keyed = Spacing::<String>::with_clock(ten_a_second(), clock.clone());
+    let direct = DirectLimiter::<SpacingRule, _>::with_clock(ten_a_second(), clock.clone());
     let waiter = Waiter::with_sleeper(ManualSleeper::new(clock.clone()));
     let timeout = Duration::from_secs(1);
-    let waited = waiter.acquire_retrying(&limiter, "k", 1, timeout).unwrap();
+    let waited = keyed.acquire_with(&waiter, "k", 1, timeout).unwrap();
     assert_eq!(waited, Duration::ZERO);
-    let waited = waiter.acquire_retrying(&limiter, "k", 1, timeout).unwrap();
+    let waited = keyed.acquire_with(&waiter, "k", 1, timeout).unwrap();
     assert_eq!(waited, Duration::from_millis(100));
     assert_eq!(clock.elapsed(), Duration::from_millis(100));
-    let too_soon = waiter.acquire_retrying(&limiter, "k", 1, Duration::from_millis(50));
+    let too_soon = keyed.acquire_with(&waiter, "k", 1, Duration::from_millis(50));
     assert!(matches!(too_soon, Err(WaitError::Timeout { .. })));
     assert_eq!(
         clock.elapsed(),
         Duration::from_millis(100),
         "it never slept"
     );
+    // The direct limiter's unit went unspent while the keyed one waited.
+    assert_eq!(
+        direct.acquire_with(&waiter, &(), 1, timeout).unwrap(),
+        Duration::ZERO
+    );
+    let waited = direct.acquire_with(&waiter, &(), 1, timeout).unwrap();
+    assert_eq!(waited, Duration::from_millis(100));
+    // The explicit loop behind `Acquire` waits alike: the keyed unit came
+    // due while the direct limiter waited.
+    for expected in [Duration::ZERO, Duration::from_millis(100)] {
+        let waited = waiter.acquire_retrying(&keyed, "k", 1, timeout).unwrap();
+        assert_eq!(waited, expected);
+    }
+    assert_eq!(clock.elapsed(), Duration::from_millis(300));
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(flavor = "current_thread")]
+async fn waiting_on_a_custom_rule_without_blocking_sleeps_its_retry_hint() {
+    let clock = ManualClock::new();
+    let limiter = Spacing::<String>::with_clock(ten_a_second(), clock.clone());
+    let waiter = Waiter::with_sleeper(ManualSleeper::new(clock.clone()));
+    let timeout = Duration::from_secs(1);
+    for expected in [Duration::ZERO, Duration::from_millis(100)] {
+        let waited = limiter.acquire_async_with(&waiter, "k", 1, timeout).await;
+        assert_eq!(waited.unwrap(), expected);
+    }
+    let over_cost = limiter.acquire_async_with(&waiter, "k", 2, timeout).await;
+    assert!(matches!(over_cost, Err(WaitError::Capacity(_))));
+    assert_eq!(clock.elapsed(), Duration::from_millis(100));
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::borrow::Borrow;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::algorithm::Algorithm;
 use crate::clock::Clock;
 use crate::direct::DirectLimiter;
 use crate::fixed_window::FixedWindowRule;
@@ -30,8 +31,9 @@ use crate::wait::{async_sleeper::AsyncSleeper, async_sleeper::TokioSleeper};
 /// the [module docs](crate::wait). Each call returns how long it waited:
 /// zero when the units were there, without a sleep.
 ///
-/// Another [`RateLimiter`] joins with an empty `impl Acquire<Q> for L {}`,
-/// which re-checks.
+/// A limiter over a rule written outside the crate joins when the rule
+/// implements [`RechecksWhenWaiting`]; any other [`RateLimiter`] type joins
+/// with an empty `impl Acquire<Q> for L {}`. Both re-check.
 ///
 /// ```
 /// use std::time::Duration;
@@ -165,26 +167,55 @@ impl<C: Clock> Acquire<()> for DirectLimiter<TokenBucketRule, C> {
     }
 }
 
-/// The window limiters keep no room for future units, so they re-check.
-macro_rules! acquire_by_rechecking {
-    ($($rule:ty),* $(,)?) => {$(
-        impl<K, C, Q> Acquire<Q> for KeyedLimiter<$rule, K, C>
-        where
-            K: Key,
-            C: Clock,
-            Q: Borrow<K::Lookup> + ToOwned + ?Sized,
-        {
-        }
+/// A rule whose limiters wait by re-checking: [`Acquire`] then comes with
+/// its [`KeyedLimiter`] and [`DirectLimiter`].
+///
+/// The crate's window rules implement it (they keep no room for units
+/// promised to a later window); the token bucket does not, as it waits by
+/// reservation. A rule written outside the crate opts in with an empty impl,
+/// which Rust's orphan rules would not allow for `Acquire` on the limiter
+/// itself:
+///
+/// ```
+/// # use tollgate::{Algorithm, FixedWindowRule, Quota};
+/// # struct MyRule(FixedWindowRule);
+/// # impl Algorithm for MyRule {
+/// #     type State = <FixedWindowRule as Algorithm>::State;
+/// #     fn from_quota(quota: &Quota) -> Self { MyRule(FixedWindowRule::from_quota(quota)) }
+/// #     fn fresh(&self) -> Self::State { self.0.fresh() }
+/// #     fn limit(&self) -> u64 { self.0.limit() }
+/// #     fn check(&self, state: &Self::State, now: u64, cost: u64) -> Option<tollgate::Decision> {
+/// #         self.0.check(state, now, cost)
+/// #     }
+/// #     fn is_fresh(&self, state: &Self::State, now: u64) -> bool { self.0.is_fresh(state, now) }
+/// #     fn reset_bound_nanos(&self) -> u64 { self.0.reset_bound_nanos() }
+/// # }
+/// use std::time::Duration;
+/// use tollgate::KeyedLimiter;
+/// use tollgate::wait::{Acquire, RechecksWhenWaiting};
+///
+/// impl RechecksWhenWaiting for MyRule {}
+///
+/// let limiter: KeyedLimiter<MyRule> = KeyedLimiter::new(Quota::per_second(10));
+/// limiter.acquire("client-42", 1, Duration::from_millis(200))?;
+/// # Ok::<(), tollgate::WaitError>(())
+/// ```
+pub trait RechecksWhenWaiting: Algorithm {}
 
-        impl<C: Clock> Acquire<()> for DirectLimiter<$rule, C> {}
-    )*};
+impl RechecksWhenWaiting for FixedWindowRule {}
+impl RechecksWhenWaiting for SlidingWindowCounterRule {}
+impl RechecksWhenWaiting for SlidingWindowLogRule {}
+
+impl<R, K, C, Q> Acquire<Q> for KeyedLimiter<R, K, C>
+where
+    R: RechecksWhenWaiting,
+    K: Key,
+    C: Clock,
+    Q: Borrow<K::Lookup> + ToOwned + ?Sized,
+{
 }
 
-acquire_by_rechecking!(
-    FixedWindowRule,
-    SlidingWindowCounterRule,
-    SlidingWindowLogRule
-);
+impl<R: RechecksWhenWaiting, C: Clock> Acquire<()> for DirectLimiter<R, C> {}
 
 impl Acquire<str> for Registry {}
 

@@ -20,7 +20,7 @@
 //! |---|---|---|---|
 //! | [`TokenBucket`](crate::TokenBucket), `DirectLimiter<TokenBucketRule, _>` | reservation | arrival order | yes |
 //! | [`FixedWindow`](crate::FixedWindow), [`SlidingWindowCounter`](crate::SlidingWindowCounter), [`SlidingWindowLog`](crate::SlidingWindowLog) (keyed or direct) | re-check | first to re-check | no |
-//! | [`Registry`](crate::Registry), `dyn RateLimiter`, the blocking `RedisLimiter` (feature `redis`), any other [`RateLimiter`](crate::RateLimiter) (with `impl Acquire for L {}` or [`Waiter::acquire_retrying`]) | re-check | first to re-check | no |
+//! | [`Registry`](crate::Registry), `dyn RateLimiter`, the blocking `RedisLimiter` (feature `redis`), a rule of your own (with `impl RechecksWhenWaiting for R {}`), any other [`RateLimiter`](crate::RateLimiter) (with `impl Acquire for L {}` or [`Waiter::acquire_retrying`]) | re-check | first to re-check | no |
 //!
 //! The async Redis limiters (features `redis` and `tokio`) check with
 //! `.await`, so they are not [`RateLimiter`](crate::RateLimiter)s: they have
@@ -87,7 +87,7 @@ mod reservation;
 mod sleeper;
 mod waiter;
 
-pub use acquire::Acquire;
+pub use acquire::{Acquire, RechecksWhenWaiting};
 #[cfg(feature = "tokio")]
 pub use async_sleeper::{AsyncSleeper, TokioSleeper};
 pub use error::WaitError;

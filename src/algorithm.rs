@@ -12,6 +12,13 @@ use crate::quota::Quota;
 use crate::retire::Retire;
 
 /// A rate-limiting rule over a per-key state.
+///
+/// A rule written outside the crate gets keys, bounded memory and the
+/// [`RateLimiter`](crate::RateLimiter) trait through
+/// [`KeyedLimiter`](crate::KeyedLimiter) and
+/// [`DirectLimiter`](crate::DirectLimiter); an empty
+/// `impl` of [`RechecksWhenWaiting`](crate::wait::RechecksWhenWaiting) lets
+/// them [wait](crate::wait::Acquire) too.
 pub trait Algorithm: Send + Sync + 'static {
     /// One key's state; the keyed store retires it to drop or move it.
     type State: Retire + Send + Sync + 'static;

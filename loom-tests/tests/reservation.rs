@@ -1,6 +1,6 @@
 //! Reservations and cancels on the token bucket word under every
-//! interleaving the bound allows: each outcome must be one that some serial
-//! order of the same operations produces.
+//! interleaving: each outcome must be one that some serial order of the
+//! same operations produces.
 //!
 //! The clock stands still at 0. The bucket holds 2 and refills 10 per second,
 //! so a token is `T = 100 ms` and the tolerance is 200 ms; a peek reports the
@@ -78,7 +78,7 @@ fn a_cancel_racing_a_reservation() {
 
 #[test]
 fn two_cancels_racing() {
-    explore(Bound::Preemptions(3), || {
+    explore(Bound::Exhaustive, || {
         let limiter = bucket();
         let _first = limiter.reserve(&(), 2).unwrap();
         let second = limiter.reserve(&(), 2).unwrap();

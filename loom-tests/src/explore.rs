@@ -12,16 +12,23 @@ pub enum Bound {
     Preemptions(usize),
 }
 
+/// Set to `1`, makes every model exhaustive, whatever its bound and
+/// `LOOM_MAX_PREEMPTIONS` say: the deepest search, run by hand.
+const EXHAUSTIVE_VAR: &str = "TOLLGATE_LOOM_EXHAUSTIVE";
+
 /// Runs `model` under `loom` with `bound`.
 ///
 /// `LOOM_MAX_PREEMPTIONS`, when set, overrides the bound for every model, so
-/// a deeper search can be run by hand without editing the tests.
+/// a deeper search can be run by hand without editing the tests;
+/// `TOLLGATE_LOOM_EXHAUSTIVE=1` lifts every bound.
 pub fn explore<F>(bound: Bound, model: F)
 where
     F: Fn() + Send + Sync + 'static,
 {
     let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
+    if std::env::var(EXHAUSTIVE_VAR).is_ok_and(|value| value == "1") {
+        builder.preemption_bound = None;
+    } else if builder.preemption_bound.is_none() {
         builder.preemption_bound = match bound {
             Bound::Exhaustive => None,
             Bound::Preemptions(n) => Some(n),

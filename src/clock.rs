@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64 as StdAtomicU64, AtomicUsize as StdAtomicUsize
 
 use crossbeam_utils::CachePadded;
 
+use crate::counter::Counter;
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -81,7 +82,7 @@ pub struct MonotonicClock {
 /// reading converting a counter value.
 #[derive(Debug)]
 struct Epoch {
-    counter: quanta::Clock,
+    counter: Counter,
     start: u64,
 }
 
@@ -94,7 +95,7 @@ impl Epoch {
         static EPOCH: CachePadded<std::sync::OnceLock<Epoch>> =
             CachePadded::new(std::sync::OnceLock::new());
         EPOCH.get_or_init(|| {
-            let counter = quanta::Clock::new();
+            let counter = Counter::new();
             let start = counter.raw();
             Epoch { counter, start }
         })

@@ -64,6 +64,7 @@
 
 mod algorithm;
 mod clock;
+mod counter;
 mod decision;
 mod direct;
 mod divisor;

@@ -2,10 +2,11 @@
 # Miri over the tests that reach the crate's `unsafe`: the lock-free table
 # entries (src/state_table.rs) and each thread's memo of its per-thread
 # tables (src/per_thread.rs). Their unit tests and the store's, and the
-# table-move, key and re-entrant call tests, with strict provenance. See
-# docs/verification.md. Needs the nightly toolchain's `miri` and `rust-src`
-# components; this step adds them. If they cannot be fetched (offline), it
-# says so loudly and skips, unless TOLLGATE_REQUIRE_MIRI=1.
+# table-move, key, re-entrant call, registry and trait tests, with strict
+# provenance. See docs/verification.md. Needs the nightly toolchain's
+# `miri` and `rust-src` components; this step adds them. If they cannot
+# be fetched (offline), it says so loudly and skips, unless
+# TOLLGATE_REQUIRE_MIRI=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! rustup component add --toolchain nightly miri rust-src; then
@@ -18,7 +19,8 @@ export MIRIFLAGS="$strict"
 cargo +nightly miri setup
 # Every test binary is built first, so the two groups below never wait on
 # each other's build.
-cargo +nightly miri test --no-run --lib --test table_moves --test keys --test many_limiters --test reentrant_calls
+cargo +nightly miri test --no-run --lib --test table_moves --test keys --test many_limiters --test reentrant_calls \
+    --test registry --test limiter_trait
 
 # Miri interprets on one thread, so the two groups run side by side (about
 # as long each), each into its own log, printed when both are done.
@@ -33,6 +35,9 @@ tables=$!
 (
     cargo +nightly miri test --lib -- state_table store short_bytes tag_group per_thread
     cargo +nightly miri test --test keys --test many_limiters --test reentrant_calls
+    # The registry's assignment lookups and limiters behind the trait, on
+    # the default clock (under Miri it counts with `Instant`).
+    cargo +nightly miri test --test registry --test limiter_trait
 ) >"$logs/units" 2>&1 &
 units=$!
 

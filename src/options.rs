@@ -138,9 +138,13 @@ impl KeyedOptions {
     ///
     /// This setting folds from the first key, for limiters that must
     /// spread any keys alike in every process, also keys that crowd only
-    /// mildly: one more multiply on every lookup, about 5 % of a `String`
-    /// hit and 3 % of a `u64` hit on the machine in `docs/benchmarks.md`
-    /// (levers).
+    /// mildly. It also picks each key's shard by the folded hash: by the
+    /// hash as it is, one to seven limiters in 300 (by kind of key) split
+    /// such keys unevenly over their shards, up to a third more keys in
+    /// some, whose tables then grow early and hold more memory per key. The cost is
+    /// one more multiply on every lookup, before the shard is known: about
+    /// 8 % of a `String` hit and 11 % of a `u64` hit on an AMD EPYC Zen 5
+    /// machine (`docs/benchmarks.md`, levers).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;
         self

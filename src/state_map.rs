@@ -122,6 +122,10 @@ pub(crate) enum Seen<R> {
 pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     /// The store's own seeds (see [`MapHasher`]).
     hasher: MapHasher,
+    /// The hash [`shard_of`](Self::shard_of) picks a shard by: folded for
+    /// a robust hash, whose bits as hashed split keys that differ only in
+    /// their last bytes unevenly under some seeds (see `docs/design.md`).
+    shards_by: Placement,
     shards: Box<[ShardLock<K, V>]>,
     /// How full a table may get before it moves.
     fill: TableFill,
@@ -155,6 +159,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         let first = hasher.placement(false);
         StateMap {
             hasher,
+            shards_by: first,
             shards: (0..count)
                 .map(|_| {
                     CachePadded::new(Mutex::new(Shard {
@@ -185,12 +190,15 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     }
 
     /// The shard for `hash`: bits above the seven the tags use; the table
-    /// index uses the top bits. Taken from the hash before any fold, so a
-    /// lookup finds its table while the fold's multiply runs.
+    /// index uses the top bits. A store that folds from the start (a robust
+    /// hash) takes them from the folded hash, as its tables place keys; any
+    /// other store from the hash before any fold, so a lookup finds its
+    /// table while the fold's multiply runs, and keys never change shards
+    /// when the store switches to folding.
     #[inline]
     fn shard_of(&self, hash: u64) -> usize {
         // Truncation keeps the low bits, which the mask selects anyway.
-        (hash >> 7) as usize & (self.shards.len() - 1)
+        (self.shards_by.apply(hash) >> 7) as usize & (self.shards.len() - 1)
     }
 
     /// `key`'s state in `table`, compared by [`Key::matches`].

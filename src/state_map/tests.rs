@@ -371,3 +371,42 @@ fn a_store_of_well_placed_keys_does_not_fold() {
     }
     assert!(!map.folds.load(Ordering::Relaxed));
 }
+
+/// The largest shard's keys over the mean, for `keys` in a store of 8
+/// shards under the seeds of `draw`.
+fn largest_shard<K: Key>(keys: &[K], hasher: MapHasher) -> f64 {
+    let map: StateMap<K, PackedWord> = StateMap::with_hasher(Some(8), TableFill::DEFAULT, hasher);
+    let mut counts = [0_usize; 8];
+    for key in keys {
+        counts[map.shard_of(map.hash(key.borrow()))] += 1;
+    }
+    let largest = counts.iter().copied().max().unwrap_or(0);
+    largest as f64 * counts.len() as f64 / keys.len() as f64
+}
+
+/// Over 300 stores' seeds, a robust hash splits keys that differ only in
+/// their last bytes over the shards as a random function would: with
+/// 100,000 keys no shard gets 5 % more than the mean (about six standard
+/// deviations of a random split). Shards picked by the hash's own bits
+/// gave some shards of seven of these stores of `client-%08d` keys up to
+/// 16 % more (and 31 % for `user%d`), so their tables grew early.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_robust_hash_spreads_keys_sharing_a_prefix_evenly_over_the_shards() {
+    let clients: Vec<String> = (0..100_000).map(|i| format!("client-{i:08}")).collect();
+    let users: Vec<String> = (0..100_000).map(|i| format!("user{i}")).collect();
+    let ids: Vec<u64> = (0..100_000).collect();
+    for draw in 0..300 {
+        let robust = || MapHasher::seeded(draw).folding_always();
+        for (shape, largest) in [
+            ("client-%08d", largest_shard(&clients, robust())),
+            ("user%d", largest_shard(&users, robust())),
+            ("sequential ids", largest_shard(&ids, robust())),
+        ] {
+            assert!(
+                largest < 1.05,
+                "draw {draw}, {shape}: the largest shard holds {largest:.3}x the mean"
+            );
+        }
+    }
+}

@@ -141,10 +141,11 @@ impl KeyedOptions {
     /// mildly. It also picks each key's shard by the folded hash: by the
     /// hash as it is, one to seven limiters in 300 (by kind of key) split
     /// such keys unevenly over their shards, up to a third more keys in
-    /// some, whose tables then grow early and hold more memory per key. The cost is
-    /// one more multiply on every lookup, before the shard is known: about
-    /// 8 % of a `String` hit and 11 % of a `u64` hit on an AMD EPYC Zen 5
-    /// machine (`docs/benchmarks.md`, levers).
+    /// some, whose tables then grow early and hold more memory per key.
+    /// The cost is the fold's multiply on every lookup, made before the
+    /// shard is known (and again by the table, which places keys by it):
+    /// about 8 % of a `String` hit and 11 % of a `u64` hit on an AMD EPYC
+    /// Zen 5 machine (`docs/benchmarks.md`, levers).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;
         self

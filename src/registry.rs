@@ -226,7 +226,8 @@ impl RegistryBuilder {
     /// start, as
     /// [`KeyedOptions::robust_hash`](crate::KeyedOptions::robust_hash)
     /// does a limiter's keys (default off; by default the map folds once
-    /// its names crowd): one more multiply per call. The tiers' limiters
+    /// its names crowd): the fold's multiply on every call, made before
+    /// the name's shard is known. The tiers' limiters
     /// take the option in their own [`KeyedOptions`](crate::KeyedOptions).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;

@@ -373,7 +373,7 @@ fn a_store_of_well_placed_keys_does_not_fold() {
 }
 
 /// The largest shard's keys over the mean, for `keys` in a store of 8
-/// shards under the seeds of `draw`.
+/// shards under `hasher`'s seeds.
 fn largest_shard<K: Key>(keys: &[K], hasher: MapHasher) -> f64 {
     let map: StateMap<K, PackedWord> = StateMap::with_hasher(Some(8), TableFill::DEFAULT, hasher);
     let mut counts = [0_usize; 8];

@@ -143,8 +143,8 @@ impl KeyedOptions {
     /// such keys unevenly over their shards, up to a third more keys in
     /// some, whose tables then grow early and hold more memory per key.
     /// The cost is the fold's multiply on every lookup, made before the
-    /// shard is known (and again by the table, which places keys by it):
-    /// about 8 % of a `String` hit and 11 % of a `u64` hit on an AMD EPYC
+    /// shard is known (the table then places by the same folded hash):
+    /// about 5 % of a `String` hit and 8 % of a `u64` hit on an AMD EPYC
     /// Zen 5 machine (`docs/benchmarks.md`, levers).
     pub fn robust_hash(mut self, robust: bool) -> Self {
         self.robust_hash = robust;

@@ -197,8 +197,14 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// when the store switches to folding.
     #[inline]
     fn shard_of(&self, hash: u64) -> usize {
+        self.shard_by(self.shards_by.apply(hash))
+    }
+
+    /// The shard for a hash already through [`shards_by`](Self::shards_by).
+    #[inline]
+    fn shard_by(&self, spread: u64) -> usize {
         // Truncation keeps the low bits, which the mask selects anyway.
-        (self.shards_by.apply(hash) >> 7) as usize & (self.shards.len() - 1)
+        (spread >> 7) as usize & (self.shards.len() - 1)
     }
 
     /// `key`'s state in `table`, compared by [`Key::matches`].
@@ -207,14 +213,42 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         table.find_by(hash, |stored| K::matches(stored, key))
     }
 
+    /// [`find`](Self::find) on a lookup's path, where `spread` is `hash`
+    /// through [`shards_by`](Self::shards_by): a table that places keys the
+    /// same way (every table of a robust store) takes it as it is, so the
+    /// fold is made once, before the shard, and not again after the table
+    /// is loaded.
+    #[inline(always)]
+    fn find_spread<'t>(
+        &self,
+        table: &'t KeyTable<K, V>,
+        hash: u64,
+        spread: u64,
+        key: &K::Lookup,
+    ) -> Option<&'t V> {
+        let placement = table.placement();
+        // Tested first so that a store whose tables place keys as hashed
+        // pays one test, as `Table::find_by` would.
+        let placed = if !placement.folds() {
+            hash
+        } else if placement == self.shards_by {
+            spread
+        } else {
+            placement.apply(hash)
+        };
+        table.find_placed(placed, |stored| K::matches(stored, key))
+    }
+
     /// Runs `f` on `key`'s state if this thread's table for its shard holds
     /// it; `None` when it does not, or `f` returns `None` (the state was
     /// retired). Either way the caller looks again with a locked method.
     #[inline]
     pub(crate) fn read<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         let hash = self.hash(key);
-        let shard = self.shard_of(hash);
-        self.with_table(shard, |table| Self::find(table, hash, key).and_then(f))
+        let spread = self.shards_by.apply(hash);
+        self.with_table(self.shard_by(spread), |table| {
+            self.find_spread(table, hash, spread, key).and_then(f)
+        })
     }
 
     /// As [`read`](Self::read), but also says when the key is absent, so a
@@ -232,14 +266,14 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         f: impl FnOnce(&V) -> Option<R>,
     ) -> Seen<R> {
         let hash = self.hash(key);
-        let shard = self.shard_of(hash);
-        let seen = self.with_table(shard, |table| {
+        let spread = self.shards_by.apply(hash);
+        let seen = self.with_table(self.shard_by(spread), |table| {
             // A point where the model may run other threads, as a real
             // thread may between reading its cached table and using it:
             // without it, loom never moved the table between the two.
             #[cfg(tollgate_loom)]
             loom::thread::yield_now();
-            if let Some(state) = Self::find(table, hash, key) {
+            if let Some(state) = self.find_spread(table, hash, spread, key) {
                 if let Some(result) = f(state) {
                     return Some(Seen::Live(result));
                 }

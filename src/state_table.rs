@@ -275,7 +275,13 @@ impl<K, V> Table<K, V> {
     // (docs/benchmarks.md, levers).
     #[inline(always)]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
-        let hash = self.placement.apply(hash);
+        self.find_placed(self.placement.apply(hash), matches)
+    }
+
+    /// [`find_by`](Self::find_by) for a hash already through the table's
+    /// placement, for a caller that had to fold it anyway.
+    #[inline(always)]
+    pub(crate) fn find_placed(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let home = home_of(hash, self.groups.len());
         // Acquire: pairs with the release store in `put_placed`, so every entry
         // whose tag this word shows taken is visible here.

@@ -410,3 +410,35 @@ fn a_robust_hash_spreads_keys_sharing_a_prefix_evenly_over_the_shards() {
         }
     }
 }
+
+/// A lock-free lookup finds every key with its own state whether the
+/// key's table places keys as hashed, folds in a store that switched (the
+/// lookup folds once it has the table) or folds from the start (a robust
+/// hash, where the lookup reuses the fold that picked the shard).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn lock_free_lookups_find_every_key_however_its_table_places_keys() {
+    let (switched, keys, inserted) = switched_store();
+    let keys = &keys[..inserted];
+    let robust: StateMap<String, PackedWord> = StateMap::with_hasher(
+        Some(8),
+        TableFill::COMPACT,
+        MapHasher::seeded(61).folding_always(),
+    );
+    for (i, key) in keys.iter().enumerate() {
+        robust.read_or_insert(key.as_str(), || PackedWord::new(i as u64), |_, _| ());
+    }
+    assert_eq!(folded_tables(&switched), 1, "one table folded, seven not");
+    assert_eq!(folded_tables(&robust), 8);
+    for map in [&switched, &robust] {
+        // A locked lookup of a live key refreshes this thread's table.
+        for key in keys {
+            let found = map.read_or_insert(key.as_str(), || PackedWord::new(0), |_, found| found);
+            assert_eq!(found, Found::Live, "key {key}");
+        }
+        for (i, key) in keys.iter().enumerate() {
+            let state = map.read(key.as_str(), |word| Some(word.load()));
+            assert_eq!(state, Some(i as u64), "key {key}");
+        }
+    }
+}

@@ -118,11 +118,21 @@ pub(crate) enum Seen<R> {
     Unsure,
 }
 
+/// A key's hash, and the same through [`StateMap::shards_by`] (what picks
+/// its shard), made once per call.
+#[derive(Clone, Copy, Debug)]
+struct KeyHash {
+    /// The hash as the store's hasher gave it.
+    hash: u64,
+    /// `hash` through `shards_by`: folded in a robust store, else the same.
+    spread: u64,
+}
+
 /// Per-key states of type `V` under keys `K`.
 pub(crate) struct StateMap<K: Key, V: Send + Sync> {
     /// The store's own seeds (see [`MapHasher`]).
     hasher: MapHasher,
-    /// The hash [`shard_of`](Self::shard_of) picks a shard by: folded for
+    /// What a key's hash goes through to pick its shard: folded for
     /// a robust hash, whose bits as hashed split keys that differ only in
     /// their last bytes unevenly under some seeds (see `docs/design.md`).
     shards_by: Placement,
@@ -189,46 +199,42 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         K::hash_stored(key, &&self.hasher)
     }
 
-    /// The shard for `hash`: bits above the seven the tags use; the table
+    /// `key`'s [`KeyHash`].
+    #[inline]
+    fn key_hash(&self, key: &K::Lookup) -> KeyHash {
+        let hash = self.hash(key);
+        KeyHash {
+            hash,
+            spread: self.shards_by.apply(hash),
+        }
+    }
+
+    /// The shard for a key: bits above the seven the tags use; the table
     /// index uses the top bits. A store that folds from the start (a robust
     /// hash) takes them from the folded hash, as its tables place keys; any
     /// other store from the hash before any fold, so a lookup finds its
     /// table while the fold's multiply runs, and keys never change shards
     /// when the store switches to folding.
     #[inline]
-    fn shard_of(&self, hash: u64) -> usize {
-        self.shard_by(self.shards_by.apply(hash))
-    }
-
-    /// The shard for a hash already through [`shards_by`](Self::shards_by).
-    #[inline]
-    fn shard_by(&self, spread: u64) -> usize {
+    fn shard_of(&self, key: KeyHash) -> usize {
         // Truncation keeps the low bits, which the mask selects anyway.
-        (spread >> 7) as usize & (self.shards.len() - 1)
+        (key.spread >> 7) as usize & (self.shards.len() - 1)
     }
 
-    /// `key`'s state in `table`, compared by [`Key::matches`].
-    #[inline]
-    fn find<'t>(table: &'t KeyTable<K, V>, hash: u64, key: &K::Lookup) -> Option<&'t V> {
-        table.find_by(hash, |stored| K::matches(stored, key))
-    }
-
-    /// [`find`](Self::find) on a lookup's path, where `spread` is `hash`
-    /// through [`shards_by`](Self::shards_by): a table that places keys the
-    /// same way (every table of a robust store) takes it as it is, so the
-    /// fold is made once, before the shard, and not again after the table
-    /// is loaded.
+    /// `key`'s state in `table`, compared by [`Key::matches`]. A table
+    /// that places keys as the shard was picked (every table of a robust
+    /// store) takes the spread hash as it is, so the fold is made once,
+    /// before the shard, and not again after the table is loaded.
     #[inline(always)]
-    fn find_spread<'t>(
+    fn find<'t>(
         &self,
         table: &'t KeyTable<K, V>,
-        hash: u64,
-        spread: u64,
+        KeyHash { hash, spread }: KeyHash,
         key: &K::Lookup,
     ) -> Option<&'t V> {
         let placement = table.placement();
         // Tested first so that a store whose tables place keys as hashed
-        // pays one test, as `Table::find_by` would.
+        // pays one test, as `Placement::apply` alone would.
         let placed = if !placement.folds() {
             hash
         } else if placement == self.shards_by {
@@ -236,7 +242,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         } else {
             placement.apply(hash)
         };
-        table.find_placed(placed, |stored| K::matches(stored, key))
+        table.find_by(placed, |stored| K::matches(stored, key))
     }
 
     /// Runs `f` on `key`'s state if this thread's table for its shard holds
@@ -244,10 +250,9 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// retired). Either way the caller looks again with a locked method.
     #[inline]
     pub(crate) fn read<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
-        let hash = self.hash(key);
-        let spread = self.shards_by.apply(hash);
-        self.with_table(self.shard_by(spread), |table| {
-            self.find_spread(table, hash, spread, key).and_then(f)
+        let hash = self.key_hash(key);
+        self.with_table(self.shard_of(hash), |table| {
+            self.find(table, hash, key).and_then(f)
         })
     }
 
@@ -265,15 +270,14 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         key: &K::Lookup,
         f: impl FnOnce(&V) -> Option<R>,
     ) -> Seen<R> {
-        let hash = self.hash(key);
-        let spread = self.shards_by.apply(hash);
-        let seen = self.with_table(self.shard_by(spread), |table| {
+        let hash = self.key_hash(key);
+        let seen = self.with_table(self.shard_of(hash), |table| {
             // A point where the model may run other threads, as a real
             // thread may between reading its cached table and using it:
             // without it, loom never moved the table between the two.
             #[cfg(tollgate_loom)]
             loom::thread::yield_now();
-            if let Some(state) = self.find_spread(table, hash, spread, key) {
+            if let Some(state) = self.find(table, hash, key) {
                 if let Some(result) = f(state) {
                     return Some(Seen::Live(result));
                 }
@@ -358,11 +362,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// Runs `f` on `key`'s live state under its shard's lock; `None` if the
     /// key has none. No state is retired while the lock is held.
     pub(crate) fn read_locked<R>(&self, key: &K::Lookup, f: impl FnOnce(&V) -> R) -> Option<R> {
-        let hash = self.hash(key);
+        let hash = self.key_hash(key);
         let index = self.shard_of(hash);
         let shard = lock(&self.shards[index]);
         self.remember(index, &shard.table);
-        let state = Self::find(&shard.table, hash, key)?;
+        let state = self.find(&shard.table, hash, key)?;
         (!state.is_retired()).then(|| f(state))
     }
 
@@ -375,11 +379,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         make: impl FnOnce() -> V,
         f: impl FnOnce(&V, Found) -> R,
     ) -> R {
-        let hash = self.hash(key);
+        let hash = self.key_hash(key);
         let index = self.shard_of(hash);
         let mut guard = lock(&self.shards[index]);
         let shard = &mut *guard;
-        if let Some(state) = Self::find(&shard.table, hash, key) {
+        if let Some(state) = self.find(&shard.table, hash, key) {
             self.remember(index, &shard.table);
             if !state.is_retired() {
                 return f(state, Found::Live);
@@ -400,7 +404,7 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         // SAFETY: `shard` is borrowed from this shard's lock guard, and only
         // the lock holder puts into the shard's current table.
         #[allow(unsafe_code)]
-        let (state, off_path) = unsafe { shard.table.put_placed(hash, K::store(key), make()) };
+        let (state, off_path) = unsafe { shard.table.put_placed(hash.hash, K::store(key), make()) };
         if off_path {
             shard.off_path += 1;
             // Checked only when a key lands off the path: the
@@ -523,11 +527,12 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
 
     /// Retires `key`'s live state, whatever it holds; true if there was one.
     pub(crate) fn remove(&self, key: &K::Lookup) -> bool {
-        let hash = self.hash(key);
+        let hash = self.key_hash(key);
         let index = self.shard_of(hash);
         let mut shard = lock(&self.shards[index]);
-        let removed =
-            Self::find(&shard.table, hash, key).is_some_and(|state| state.retire_if(|_| true));
+        let removed = self
+            .find(&shard.table, hash, key)
+            .is_some_and(|state| state.retire_if(|_| true));
         self.retired(index, &mut shard, usize::from(removed));
         removed
     }

@@ -259,11 +259,13 @@ impl<K, V> Table<K, V> {
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
-        self.find_by(hash, |stored| stored.borrow() == key)
+        self.find_by(self.placement.apply(hash), |stored| stored.borrow() == key)
     }
 
     /// The state of the first entry visible to this thread whose key hashes
-    /// to `hash` and satisfies `matches`.
+    /// to `hash` and satisfies `matches`; `hash` has been through the
+    /// table's [`placement`](Self::placement) (the caller folds it, once,
+    /// where the table folds).
     ///
     /// Most keys sit in their home group and are the only entry there with
     /// their tag, so that case is tried first, straight-line, as is a key
@@ -275,13 +277,6 @@ impl<K, V> Table<K, V> {
     // (docs/benchmarks.md, levers).
     #[inline(always)]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
-        self.find_placed(self.placement.apply(hash), matches)
-    }
-
-    /// [`find_by`](Self::find_by) for a hash already through the table's
-    /// placement, for a caller that had to fold it anyway.
-    #[inline(always)]
-    pub(crate) fn find_placed(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let home = home_of(hash, self.groups.len());
         // Acquire: pairs with the release store in `put_placed`, so every entry
         // whose tag this word shows taken is visible here.

@@ -60,8 +60,8 @@ fn shares<K: Key>(keys: &[K], fill: TableFill, draw: u64) -> Shares {
     // sizes each table for the keys it holds then).
     let mut hashes = vec![Vec::new(); map.shards.len()];
     for key in keys {
-        let hash = map.hash(key.borrow());
-        hashes[map.shard_of(hash)].push(hash);
+        let hash = map.key_hash(key.borrow());
+        hashes[map.shard_of(hash)].push(hash.hash);
     }
     let as_hashed: usize = hashes
         .into_iter()

@@ -378,7 +378,7 @@ fn largest_shard<K: Key>(keys: &[K], hasher: MapHasher) -> f64 {
     let map: StateMap<K, PackedWord> = StateMap::with_hasher(Some(8), TableFill::DEFAULT, hasher);
     let mut counts = [0_usize; 8];
     for key in keys {
-        counts[map.shard_of(map.hash(key.borrow()))] += 1;
+        counts[map.shard_of(map.key_hash(key.borrow()))] += 1;
     }
     let largest = counts.iter().copied().max().unwrap_or(0);
     largest as f64 * counts.len() as f64 / keys.len() as f64

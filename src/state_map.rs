@@ -221,28 +221,28 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         (key.spread >> 7) as usize & (self.shards.len() - 1)
     }
 
-    /// `key`'s state in `table`, compared by [`Key::matches`]. A table
-    /// that places keys as the shard was picked (every table of a robust
-    /// store) takes the spread hash as it is, so the fold is made once,
-    /// before the shard, and not again after the table is loaded.
+    /// The hash `table` places a key by. A table that places keys as the
+    /// shard was picked (every table of a robust store) takes the spread
+    /// hash as it is, so the fold is made once, before the shard, and not
+    /// again after the table is loaded.
     #[inline(always)]
-    fn find<'t>(
-        &self,
-        table: &'t KeyTable<K, V>,
-        KeyHash { hash, spread }: KeyHash,
-        key: &K::Lookup,
-    ) -> Option<&'t V> {
+    fn placed(&self, table: &KeyTable<K, V>, KeyHash { hash, spread }: KeyHash) -> u64 {
         let placement = table.placement();
         // Tested first so that a store whose tables place keys as hashed
         // pays one test, as `Placement::apply` alone would.
-        let placed = if !placement.folds() {
+        if !placement.folds() {
             hash
         } else if placement == self.shards_by {
             spread
         } else {
             placement.apply(hash)
-        };
-        table.find_by(placed, |stored| K::matches(stored, key))
+        }
+    }
+
+    /// `key`'s state in `table`, compared by [`Key::matches`].
+    #[inline(always)]
+    fn find<'t>(&self, table: &'t KeyTable<K, V>, hash: KeyHash, key: &K::Lookup) -> Option<&'t V> {
+        table.find_by(self.placed(table, hash), |stored| K::matches(stored, key))
     }
 
     /// Runs `f` on `key`'s state if this thread's table for its shard holds
@@ -404,7 +404,11 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
         // SAFETY: `shard` is borrowed from this shard's lock guard, and only
         // the lock holder puts into the shard's current table.
         #[allow(unsafe_code)]
-        let (state, off_path) = unsafe { shard.table.put_placed(hash.hash, K::store(key), make()) };
+        let (state, off_path) = unsafe {
+            shard
+                .table
+                .put_placed(self.placed(&shard.table, hash), K::store(key), make())
+        };
         if off_path {
             shard.off_path += 1;
             // Checked only when a key lands off the path: the

@@ -343,7 +343,9 @@ impl<K, V> Table<K, V> {
         })
     }
 
-    /// [`put_placed`](Self::put_placed), returning only the state.
+    /// [`put_placed`](Self::put_placed) of a hash before the table's
+    /// placement (as [`find`](Self::find) takes it), returning only the
+    /// state.
     ///
     /// # Safety
     ///
@@ -352,13 +354,14 @@ impl<K, V> Table<K, V> {
     #[allow(unsafe_code)]
     pub unsafe fn put(&self, hash: u64, key: K, state: V) -> &V {
         // SAFETY: the caller keeps `put_placed`'s contract, which is this one.
-        unsafe { self.put_placed(hash, key, state) }.0
+        unsafe { self.put_placed(self.placement.apply(hash), key, state) }.0
     }
 
     /// Puts `key` in the first empty slot of its probe and returns its
     /// state, and whether it is off the straight-line lookup (see
     /// [`FreeSlot`]). For a key not in the table, with fewer than
-    /// `capacity` taken.
+    /// `capacity` taken; `hash` has been through the table's
+    /// [`placement`](Self::placement), as for [`find_by`](Self::find_by).
     ///
     /// # Safety
     ///
@@ -367,7 +370,6 @@ impl<K, V> Table<K, V> {
     /// an entry whose tag is empty, and the tag is published after the write.)
     #[allow(unsafe_code)]
     pub(crate) unsafe fn put_placed(&self, hash: u64, key: K, state: V) -> (&V, bool) {
-        let hash = self.placement.apply(hash);
         let free = free_slot(hash, self.groups.len(), |group| {
             // Relaxed: the caller is the only writer of tags, so it sees
             // every tag exactly.

@@ -55,7 +55,12 @@ done
 hits=${HITS:-40000000}
 
 builds=${PAIR_BUILDS_DIR:-target/pair-builds}
-examples=(--example hit_loop --example two_contenders)
+# The examples both builds need, named once: the cargo flags come from it.
+examples=(hit_loop two_contenders)
+example_flags=()
+for example in "${examples[@]}"; do
+    example_flags+=(--example "$example")
+done
 
 # Exports `commit` into its own folder under $builds, once, and builds
 # the examples there; prints the folder their binaries are in.
@@ -66,7 +71,7 @@ build_commit() {
         git archive "$1" | tar -x -C "$tree/src"
     fi
     CARGO_TARGET_DIR="$tree/target" cargo build --release --manifest-path "$tree/src/Cargo.toml" \
-        "${examples[@]}" >&2
+        "${example_flags[@]}" >&2
     echo "$tree/target/release/examples"
 }
 
@@ -77,13 +82,13 @@ if [[ -n ${PAIR_BUILDS_NEW:-} ]]; then
     new_name=$new_commit
     dir=$builds/$commit-$new_commit
 else
-    cargo build --release "${examples[@]}"
+    cargo build --release "${example_flags[@]}"
     new_bins=${CARGO_TARGET_DIR:-target}/release/examples
     new_name="the working tree"
     dir=$builds/$commit
 fi
 mkdir -p "$dir/bin"
-for example in hit_loop two_contenders; do
+for example in "${examples[@]}"; do
     cp "$base_bins/$example" "$dir/bin/$example-base"
     cp "$new_bins/$example" "$dir/bin/$example-new"
 done

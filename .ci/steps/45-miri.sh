@@ -24,9 +24,7 @@ cargo +nightly miri test --no-run --lib --test table_moves --test keys --test ma
 
 # Miri interprets on one thread, so the two groups run side by side, each
 # into its own log, printed when both are done. They are split to take
-# about as long each (as the harness reports under Miri: table moves
-# 73 s, Tree Borrows 10 s and the registry 107 s, against the units 52 s,
-# keys 70 s, many limiters 17 s, re-entrant calls 5 s and the trait 20 s).
+# about as long each (docs/verification.md gives each part's time).
 logs=$(mktemp -d)
 (
     cargo +nightly miri test --test table_moves

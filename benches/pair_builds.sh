@@ -2,7 +2,7 @@
 # Paired rounds of two builds: an earlier commit against the working tree
 # (uncommitted changes included), or against another commit named by
 # PAIR_BUILDS_NEW, one process at a time, taking turns.
-# The form the levers table in docs/benchmarks.md gives for "paired
+# The form the levers table in docs/benchmarks/levers.md gives for "paired
 # rounds": each round runs both builds once per case, in alternating
 # order, and the summary gives the median of the rounds' ratios, so a
 # drift in the machine's speed meets both builds alike.

@@ -56,7 +56,7 @@ impl PackedWord {
     /// `decide` never returns [`RETIRED`](Self::RETIRED) as the next word.
     // Always inlined, down to the CAS: left to the compiler the decision
     // stayed a call, and a direct decision took about twice as long
-    // (docs/benchmarks.md, levers).
+    // (docs/benchmarks/levers.md).
     #[inline(always)]
     pub(crate) fn update<R>(&self, mut decide: impl FnMut(u64) -> Step<R>) -> Option<R> {
         let mut current = self.load();
@@ -83,7 +83,7 @@ impl PackedWord {
                     // the failed CAS returned is stale once the spin ends, and
                     // retrying with it fails for as long as another thread
                     // keeps winning: a thread could wait milliseconds for one
-                    // decision (docs/benchmarks.md, levers).
+                    // decision (docs/benchmarks/levers.md).
                     backoff.spin();
                     current = self.load();
                 }

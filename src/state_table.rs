@@ -274,7 +274,7 @@ impl<K, V> Table<K, V> {
     // Always inlined: left to the compiler it stayed a call once two
     // limiters (or a limiter and a registry) shared a key and state type,
     // which put 19-23 instructions and a call on every hit
-    // (docs/benchmarks.md, levers).
+    // (docs/benchmarks/levers.md).
     #[inline(always)]
     pub fn find_by(&self, hash: u64, matches: impl Fn(&K) -> bool) -> Option<&V> {
         let home = home_of(hash, self.groups.len());

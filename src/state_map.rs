@@ -349,10 +349,10 @@ impl<K: Key, V: Retire + Send + Sync> StateMap<K, V> {
     /// Drops this thread's table for `shard`, so a rebuild can own it.
     #[cfg(not(tollgate_loom))]
     fn forget(&self, shard: usize) {
-        if let Some(cached) = self.cached.get() {
-            if let Ok(mut cached) = cached.try_borrow_mut() {
-                cached[shard] = None;
-            }
+        if let Some(cached) = self.cached.get()
+            && let Ok(mut cached) = cached.try_borrow_mut()
+        {
+            cached[shard] = None;
         }
     }
 

@@ -149,10 +149,11 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
             }
             (f(state, self.judge_at(now)), found)
         });
-        if let Found::Started { in_shard } = found {
-            if self.options.auto_sweep && in_shard & (self.count_batch - 1) == 0 {
-                self.maybe_auto_sweep(now, &idle);
-            }
+        if let Found::Started { in_shard } = found
+            && self.options.auto_sweep
+            && in_shard & (self.count_batch - 1) == 0
+        {
+            self.maybe_auto_sweep(now, &idle);
         }
         Inserted::Ran(result)
     }
@@ -187,7 +188,7 @@ impl<K: Key, V: Retire + Send + Sync> Store<K, V> {
         let every = (cap / 8).max(1);
         // Relaxed: a heuristic counter; a lost race only shifts a sweep.
         let refused = self.books.refused_at_cap.fetch_add(1, Ordering::Relaxed);
-        if refused % every != 0 {
+        if !refused.is_multiple_of(every) {
             return false;
         }
         self.sweep(now, idle) > 0

@@ -117,14 +117,14 @@ impl<A: RedisAlgorithm> Comparison<A> {
     /// within and across windows, and retries at the reported retry time.
     fn next_request(&mut self) -> Request {
         self.issued += 1;
-        if let Some((request, decision)) = self.rejected.take() {
-            if self.steps.below(2) == 0 {
-                let early = self.steps.below(2);
-                return Request {
-                    advance_micros: (decision.retry_after_nanos() / 1000).saturating_sub(early),
-                    ..request
-                };
-            }
+        if let Some((request, decision)) = self.rejected.take()
+            && self.steps.below(2) == 0
+        {
+            let early = self.steps.below(2);
+            return Request {
+                advance_micros: (decision.retry_after_nanos() / 1000).saturating_sub(early),
+                ..request
+            };
         }
         let window = self.quota.window_nanos() / 1000;
         let spacing = window / self.quota.limit().max(1);

@@ -73,7 +73,7 @@ fn blocking<A: RedisAlgorithm>(url: &str, clients: usize) -> f64 {
         clients,
         || (),
         |(), n| {
-            limiter.try_check_n(&format!("k{}", n % KEYS), 1).unwrap();
+            let _ = limiter.try_check_n(&format!("k{}", n % KEYS), 1).unwrap();
         },
     )
 }
@@ -105,7 +105,7 @@ fn async_token_bucket(url: &str, tasks: usize) -> f64 {
                     let mut n = 0u64;
                     while Instant::now() < deadline {
                         let key = format!("k{}", (task * 7919 + n) % KEYS);
-                        limiter.try_check_n(&key, 1).await.unwrap();
+                        let _ = limiter.try_check_n(&key, 1).await.unwrap();
                         n += 1;
                     }
                     n

@@ -94,7 +94,7 @@ fn main() -> ExitCode {
         let limiter: TokenBucket =
             TokenBucket::with_options(Spec::DEEP_BUCKET.tollgate(), MonotonicClock::new(), options);
         for key in &keys {
-            limiter.allow(key);
+            let _ = limiter.allow(key);
         }
         limiter
     };

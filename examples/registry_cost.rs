@@ -87,8 +87,8 @@ fn main() -> ExitCode {
             locked.assign(client, tier);
         }
         // Track every client first: the turns time the hit path.
-        alone.allow(client);
-        registry.allow(client);
+        let _ = alone.allow(client);
+        let _ = registry.allow(client);
         locked.allow(client);
     }
     for (i, client) in clients.iter().enumerate() {

@@ -8,6 +8,7 @@ use std::time::Duration;
 /// headers: [`limit`](Self::limit), [`remaining`](Self::remaining),
 /// [`reset_after`](Self::reset_after) and [`retry_after`](Self::retry_after).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use = "a decision to act on: units were spent if it allowed"]
 pub struct Decision {
     allowed: bool,
     limit: u64,

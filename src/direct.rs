@@ -79,6 +79,7 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
     /// cost that could never fit.
     // Always inlined: see `PackedWord::update`.
     #[inline(always)]
+    #[must_use = "the units are spent if allowed: act on the answer"]
     pub fn allow_n(&self, cost: u64) -> bool {
         if cost > self.rule.max_cost() {
             return false;
@@ -90,6 +91,7 @@ impl<A: Algorithm, C: Clock> DirectLimiter<A, C> {
 
     /// Whether one request passes (spending it if so).
     #[inline(always)]
+    #[must_use = "the unit is spent if allowed: act on the answer"]
     pub fn allow(&self) -> bool {
         self.allow_n(1)
     }

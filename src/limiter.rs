@@ -16,10 +16,12 @@ pub trait RateLimiter<Q: ?Sized = str>: Send + Sync {
     /// nothing and reports whether one unit would pass now. A cost above what
     /// the limiter can ever admit at once is an [`InsufficientCapacity`]
     /// error.
+    #[must_use = "the units are spent if allowed: act on the decision"]
     fn check_n(&self, key: &Q, cost: u64) -> Result<Decision, InsufficientCapacity>;
 
     /// Spends one unit for `key`.
     #[inline]
+    #[must_use = "the unit is spent if allowed: act on the decision"]
     fn check(&self, key: &Q) -> Decision {
         match self.check_n(key, 1) {
             Ok(decision) => decision,
@@ -31,6 +33,7 @@ pub trait RateLimiter<Q: ?Sized = str>: Send + Sync {
 
     /// Whether one request for `key` goes through.
     #[inline]
+    #[must_use = "the unit is spent if allowed: act on the answer"]
     fn allow(&self, key: &Q) -> bool {
         self.check(key).allowed()
     }
@@ -39,6 +42,7 @@ pub trait RateLimiter<Q: ?Sized = str>: Send + Sync {
     /// when the cost could never fit (use [`check_n`](Self::check_n) to tell
     /// the two apart).
     #[inline]
+    #[must_use = "the units are spent if allowed: act on the answer"]
     fn allow_n(&self, key: &Q, cost: u64) -> bool {
         self.check_n(key, cost)
             .is_ok_and(|decision| decision.allowed())

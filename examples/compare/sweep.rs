@@ -87,7 +87,7 @@ pub fn sweep(
     let (floor_clock, floor) = (MonotonicClock::new(), KeyedFloor::new(keys));
     for key in keys {
         // Track every key first: the sweep times the hit path.
-        tollgate.allow(key);
+        let _ = tollgate.allow(key);
         let _ = governor.check_key(key);
         std_mutex.allow(key);
         parking_lot.allow(key);

@@ -106,6 +106,7 @@ where
     }
 
     /// Whether one request for `key` goes through.
+    #[must_use = "the unit is spent if allowed: act on the answer"]
     pub async fn allow(&self, key: &str) -> bool {
         self.check(key).await.allowed()
     }

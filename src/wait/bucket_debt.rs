@@ -123,7 +123,8 @@ fn reserve_on(
     max_wait: u64,
 ) -> Option<Result<Ticket, WaitError>> {
     let mut outcome = Err(WaitError::KeyCapReached);
-    word.update(|tat| {
+    // The stored step's decision is not needed: its ticket says it all.
+    let _ = word.update(|tat| {
         // The closure runs once per CAS attempt; the last run is the one
         // whose step was stored, so its ticket is the one to keep.
         let (step, ticket) = reserve_step(rule, tat, now, cost, max_wait);

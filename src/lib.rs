@@ -62,6 +62,8 @@
 //! bytes by a type of the crate's own ([`StoredStr`]): `compact_str`, which
 //! did it before, reads a key's length back more slowly.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod algorithm;
 mod clock;
 mod counter;

@@ -31,7 +31,6 @@ use std::borrow::Borrow;
 use std::time::Duration;
 
 use crate::clock::{Clock, duration_to_nanos};
-use crate::decision::Decision;
 use crate::direct::DirectLimiter;
 use crate::error::InsufficientCapacity;
 use crate::keyed::KeyedLimiter;
@@ -41,17 +40,17 @@ use crate::wait::error::WaitError;
 use crate::wait::reservation::{Reservation, Reserve, Ticket};
 
 /// The pure reservation step: old `TAT` in; new `TAT` (if any) and the
-/// ticket out. `cost <= capacity`.
+/// ticket out. `cost <= capacity`. The ticket is the whole answer, so the
+/// step carries no [`Decision`](crate::Decision).
 fn reserve_step(
     rule: &TokenBucketRule,
     tat: u64,
     now: u64,
     cost: u64,
     max_wait: u64,
-) -> (Step, Result<Ticket, WaitError>) {
+) -> (Step<()>, Result<Ticket, WaitError>) {
     let (interval, tolerance) = (rule.interval_nanos(), rule.tolerance_nanos());
     let debt = tat.saturating_sub(now);
-    let available = tolerance.saturating_sub(debt) / interval;
     // A peek is judged as one token; cost <= capacity, so the product <= τ.
     let spend = cost.max(1) * interval;
     let timeout = |needed: u64| WaitError::Timeout {
@@ -59,7 +58,7 @@ fn reserve_step(
         left: Duration::from_nanos(max_wait),
     };
     let unchanged = Step {
-        decision: Decision::reject(rule.capacity(), available, 0, debt),
+        decision: (),
         next: None,
     };
     if is_saturated(tat) {
@@ -86,9 +85,8 @@ fn reserve_step(
         };
         return (unchanged, Ok(ticket));
     }
-    let remaining = tolerance.saturating_sub(after) / interval;
     let step = Step {
-        decision: Decision::admit(rule.capacity(), remaining, after),
+        decision: (),
         next: Some(next_tat),
     };
     let ticket = Ticket {
@@ -123,8 +121,7 @@ fn reserve_on(
     max_wait: u64,
 ) -> Option<Result<Ticket, WaitError>> {
     let mut outcome = Err(WaitError::KeyCapReached);
-    // The stored step's decision is not needed: its ticket says it all.
-    let _ = word.update(|tat| {
+    word.update(|tat| {
         // The closure runs once per CAS attempt; the last run is the one
         // whose step was stored, so its ticket is the one to keep.
         let (step, ticket) = reserve_step(rule, tat, now, cost, max_wait);
@@ -137,10 +134,9 @@ fn reserve_on(
 /// Applies [`cancel_step`] to `word` atomically; `None` if it is retired.
 fn cancel_on(rule: &TokenBucketRule, word: &PackedWord, now: u64, ticket: &Ticket) -> Option<()> {
     word.update(|tat| Step {
-        decision: Decision::admit(rule.capacity(), 0, tat.saturating_sub(now)),
+        decision: (),
         next: cancel_step(rule, tat, now, ticket),
     })
-    .map(drop)
 }
 
 impl<K, C, Q> Reserve<Q> for KeyedLimiter<TokenBucketRule, K, C>

@@ -36,7 +36,7 @@ mod steal;
 #[path = "compare/sweep.rs"]
 mod sweep;
 
-use single::{Sample, Timed, keyed, measure};
+use single::{SLOW_ROUND, Sample, Timed, keyed, measure};
 use steal::Steal;
 use support::contenders::{Spec, governor_direct, governor_keyed};
 use support::floor;
@@ -542,14 +542,19 @@ fn report(
     let steal = Steal::start();
     let samples = measure(contenders, plan.rounds, plan.batch);
     println!("## {title}\n");
-    println!("| implementation | median ns per decision | relative to first row |");
-    println!("|---|---:|---:|");
+    println!(
+        "| implementation | median ns per decision | relative to first row | fastest round | slow rounds |"
+    );
+    println!("|---|---:|---:|---:|---:|");
     for s in &samples {
         println!(
-            "| {} | {:.1} | {:.2}x |",
+            "| {} | {:.1} | {:.2}x | {:.1} | {}/{} |",
             cell(s.name),
             s.median_ns,
-            s.median_ns / samples[0].median_ns
+            s.median_ns / samples[0].median_ns,
+            s.fastest_ns,
+            s.slow_rounds,
+            s.rounds,
         );
         if s.admitted != s.decisions {
             failures.push(format!(
@@ -558,7 +563,12 @@ fn report(
             ));
         }
     }
-    println!("\n{}\n", steal.line());
+    println!(
+        "\nslow rounds: of the {} rounds, those a row took at {SLOW_ROUND}x its fastest or more; where \
+         about half were, the machine flickered between two speeds and the median could land on either\n",
+        plan.rounds,
+    );
+    println!("{}\n", steal.line());
     samples
 }
 

@@ -22,11 +22,22 @@ pub struct Sample {
     pub name: &'static str,
     /// Median nanoseconds per decision over the rounds.
     pub median_ns: f64,
+    /// Nanoseconds per decision of the fastest round.
+    pub fastest_ns: f64,
+    /// Rounds that took `SLOW_ROUND` times the fastest or more: near half
+    /// the rounds, the median sits on a machine flickering between two
+    /// speeds and may land on either, apart from its neighbours' rows.
+    pub slow_rounds: usize,
+    /// Rounds measured.
+    pub rounds: usize,
     /// Decisions made over all rounds.
     pub decisions: u64,
     /// Decisions that admitted.
     pub admitted: u64,
 }
+
+/// A round this much slower than the row's fastest counts as slow.
+pub const SLOW_ROUND: f64 = 1.3;
 
 /// A contender deciding on keys picked from `keys`, each tracked first.
 pub fn keyed<'a, K>(
@@ -111,11 +122,20 @@ pub fn measure(contenders: &mut [Timed<'_>], rounds: usize, batch: u64) -> Vec<S
         .iter()
         .zip(times)
         .zip(admitted)
-        .map(|((c, mut t), admitted)| Sample {
-            name: c.name,
-            median_ns: median(&mut t),
-            decisions: batch * rounds as u64,
-            admitted,
+        .map(|((c, mut t), admitted)| {
+            let fastest_ns = t.iter().copied().fold(f64::INFINITY, f64::min);
+            Sample {
+                name: c.name,
+                fastest_ns,
+                slow_rounds: t
+                    .iter()
+                    .filter(|&&ns| ns >= SLOW_ROUND * fastest_ns)
+                    .count(),
+                rounds,
+                median_ns: median(&mut t),
+                decisions: batch * rounds as u64,
+                admitted,
+            }
         })
         .collect()
 }

@@ -28,11 +28,9 @@
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::hash::Hash;
-use std::hint::black_box;
 use std::os::unix::fs::FileExt;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::time::Instant;
 
 use tollgate::{Key, RateLimiter, TokenBucket};
 use tracking_allocator::{AllocationGroupId, AllocationRegistry, AllocationTracker, Allocator};
@@ -43,6 +41,7 @@ mod support;
 use support::args::count_arg;
 use support::contenders::Spec;
 use support::keys::{Pick, string_keys, u64_keys};
+use support::pass::timed_pass;
 
 #[global_allocator]
 static GLOBAL: Allocator<std::alloc::System> = Allocator::system();
@@ -190,18 +189,6 @@ fn colouring(pagemap: &File, l2: &L2, blocks: &[(usize, usize)]) -> Result<Colou
     })
 }
 
-/// Nanoseconds per decision of one pass over `order`, or `None` if any
-/// was refused (a bucket of a billion tokens cannot run dry here).
-fn pass<K: Key + Hash + Eq>(limiter: &TokenBucket<K>, keys: &[K], order: &[usize]) -> Option<f64> {
-    let mut admitted = 0;
-    let began = Instant::now();
-    for &i in order {
-        admitted += usize::from(limiter.allow(black_box(&keys[i])));
-    }
-    let ns = began.elapsed().as_nanos() as f64 / order.len() as f64;
-    (admitted == order.len()).then_some(ns)
-}
-
 /// One scanned limiter.
 struct Scanned {
     /// Its best pass's time over the reference's.
@@ -235,8 +222,8 @@ fn scan<K: Key + Hash + Eq + Clone>(keys: &[K], limiters: usize) -> Result<Vec<S
         let (mut best, mut best_reference) = (f64::MAX, f64::MAX);
         for _ in 0..PASSES {
             best_reference =
-                best_reference.min(pass(&reference, keys, &order).ok_or_else(refused)?);
-            best = best.min(pass(limiter, keys, &order).ok_or_else(refused)?);
+                best_reference.min(timed_pass(&reference, keys, &order).ok_or_else(refused)?);
+            best = best.min(timed_pass(limiter, keys, &order).ok_or_else(refused)?);
         }
         Ok(best / best_reference)
     };
@@ -268,7 +255,7 @@ fn scan<K: Key + Hash + Eq + Clone>(keys: &[K], limiters: usize) -> Result<Vec<S
     // limiters' tables out of the caches and the reference's in them.
     for _ in 0..RETIMED_ROUNDS {
         for (_, at, limiter) in &slowest {
-            pass(limiter, keys, &order).ok_or_else(refused)?;
+            timed_pass(limiter, keys, &order).ok_or_else(refused)?;
             let ratio = time(limiter)?;
             scanned[*at].again.push(ratio);
         }
@@ -347,6 +334,31 @@ fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// A table of the limiters grouped by `group`: how many, and their median
+/// and slowest time over all limiters' median.
+fn print_groups(title: &str, scanned: &[Scanned], median: f64, group: impl Fn(&Scanned) -> u64) {
+    let mut values: Vec<u64> = scanned.iter().map(&group).collect();
+    values.sort_unstable();
+    values.dedup();
+    println!("| {title} | limiters | median time over all limiters' median | slowest |");
+    println!("|---:|---:|---:|---:|");
+    for value in values {
+        let mut times: Vec<f64> = scanned
+            .iter()
+            .filter(|s| group(s) == value)
+            .map(|s| s.ratio / median)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "| {value} | {} | {:.3}x | {:.3}x |",
+            times.len(),
+            times[times.len() / 2],
+            times[times.len() - 1],
+        );
+    }
+    println!();
+}
+
 fn report(mut scanned: Vec<Scanned>, kind: &str) {
     let ratios: Vec<f64> = scanned.iter().map(|s| s.ratio).collect();
     let fullest: Vec<f64> = scanned.iter().map(|s| s.colouring.fullest as f64).collect();
@@ -381,55 +393,12 @@ fn report(mut scanned: Vec<Scanned>, kind: &str) {
         rank_correlation(&ratios, &pages_each),
     );
     println!();
-    println!(
-        "| fullest colour (pages) | limiters | median time over all limiters' median | slowest |"
-    );
-    println!("|---:|---:|---:|---:|");
-    let most = scanned
-        .iter()
-        .map(|s| s.colouring.fullest)
-        .max()
-        .unwrap_or(0);
-    for full in 0..=most {
-        let mut group: Vec<f64> = scanned
-            .iter()
-            .filter(|s| s.colouring.fullest == full)
-            .map(|s| s.ratio / median)
-            .collect();
-        if group.is_empty() {
-            continue;
-        }
-        group.sort_by(f64::total_cmp);
-        println!(
-            "| {full} | {} | {:.3}x | {:.3}x |",
-            group.len(),
-            group[group.len() / 2],
-            group[group.len() - 1],
-        );
-    }
-    println!();
-    println!(
-        "| physical GiB of the median frame | limiters | median time over all limiters' median | slowest |"
-    );
-    println!("|---:|---:|---:|---:|");
-    let mut gibs: Vec<u64> = scanned.iter().map(|s| s.colouring.gib).collect();
-    gibs.sort_unstable();
-    gibs.dedup();
-    for gib in gibs {
-        let mut group: Vec<f64> = scanned
-            .iter()
-            .filter(|s| s.colouring.gib == gib)
-            .map(|s| s.ratio / median)
-            .collect();
-        group.sort_by(f64::total_cmp);
-        println!(
-            "| {gib} | {} | {:.3}x | {:.3}x |",
-            group.len(),
-            group[group.len() / 2],
-            group[group.len() - 1],
-        );
-    }
-    println!();
+    print_groups("fullest colour (pages)", &scanned, median, |s| {
+        s.colouring.fullest as u64
+    });
+    print_groups("physical GiB of the median frame", &scanned, median, |s| {
+        s.colouring.gib
+    });
     scanned.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
     println!(
         "| slowest (time over the median) | timed again | fullest colour (pages) | pages past the ways | pages | GiB |"

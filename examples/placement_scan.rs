@@ -17,9 +17,7 @@
 //! again three times: a limiter slow for its whole life (its seeds, its
 //! memory) stays slow, one caught in a slow moment of the machine does not.
 
-use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use tollgate::{KeyedOptions, MonotonicClock, RateLimiter, TokenBucket};
 
@@ -29,6 +27,7 @@ mod support;
 use support::args::count_arg;
 use support::contenders::Spec;
 use support::keys::{Pick, string_keys};
+use support::pass::timed_pass;
 
 /// Keys every limiter tracks.
 const KEYS: usize = 10_000;
@@ -41,18 +40,6 @@ const RETIMED: usize = 8;
 
 /// How many times each of those is timed again.
 const RETIMED_ROUNDS: usize = 3;
-
-/// Nanoseconds per decision of one pass over `order`'s keys, or `None` if
-/// any was refused (a bucket of a billion tokens cannot run dry here).
-fn pass(limiter: &TokenBucket, keys: &[String], order: &[usize]) -> Option<f64> {
-    let mut admitted = 0;
-    let began = Instant::now();
-    for &i in order {
-        admitted += usize::from(limiter.allow(black_box(&keys[i])));
-    }
-    let ns = began.elapsed().as_nanos() as f64 / order.len() as f64;
-    (admitted == order.len()).then_some(ns)
-}
 
 /// The exit for a limiter that refused a request it should have admitted.
 fn refused() -> ExitCode {
@@ -102,8 +89,8 @@ fn main() -> ExitCode {
     let time = |limiter: &TokenBucket| -> Option<f64> {
         let (mut best, mut best_reference) = (f64::MAX, f64::MAX);
         for _ in 0..PASSES {
-            best_reference = best_reference.min(pass(&reference, &keys, &order)?);
-            best = best.min(pass(limiter, &keys, &order)?);
+            best_reference = best_reference.min(timed_pass(&reference, &keys, &order)?);
+            best = best.min(timed_pass(limiter, &keys, &order)?);
         }
         Some(best / best_reference)
     };
@@ -143,7 +130,7 @@ fn main() -> ExitCode {
     let mut again = vec![String::new(); slowest.len()];
     for _ in 0..RETIMED_ROUNDS {
         for ((_, limiter), line) in slowest.iter().zip(&mut again) {
-            let warm = pass(limiter, &keys, &order);
+            let warm = timed_pass(limiter, &keys, &order);
             let Some(later) = warm.and_then(|_| time(limiter)) else {
                 return refused();
             };

@@ -554,7 +554,7 @@ fn report(
             s.median_ns / samples[0].median_ns,
             s.fastest_ns,
             s.slow_rounds,
-            s.rounds,
+            plan.rounds,
         );
         if s.admitted != s.decisions {
             failures.push(format!(

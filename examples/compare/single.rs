@@ -28,8 +28,6 @@ pub struct Sample {
     /// the rounds, the median sits on a machine flickering between two
     /// speeds and may land on either, apart from its neighbours' rows.
     pub slow_rounds: usize,
-    /// Rounds measured.
-    pub rounds: usize,
     /// Decisions made over all rounds.
     pub decisions: u64,
     /// Decisions that admitted.
@@ -131,7 +129,6 @@ pub fn measure(contenders: &mut [Timed<'_>], rounds: usize, batch: u64) -> Vec<S
                     .iter()
                     .filter(|&&ns| ns >= SLOW_ROUND * fastest_ns)
                     .count(),
-                rounds,
                 median_ns: median(&mut t),
                 decisions: batch * rounds as u64,
                 admitted,

@@ -40,23 +40,14 @@ mod support;
 
 use support::args::count_arg;
 use support::contenders::Spec;
-use support::keys::{Pick, string_keys, u64_keys};
-use support::pass::timed_pass;
+use support::keys::{string_keys, u64_keys};
+use support::scan::{RETIMED_ROUNDS, Slowest, ratio_to_reference, shuffled_order, timed_pass};
 
 #[global_allocator]
 static GLOBAL: Allocator<std::alloc::System> = Allocator::system();
 
 /// Keys every limiter tracks.
 const KEYS: usize = 10_000;
-
-/// Timed passes per limiter, each taking turns with the reference.
-const PASSES: usize = 5;
-
-/// The slowest limiters kept and timed again at the end.
-const RETIMED: usize = 8;
-
-/// How many times each of those is timed again.
-const RETIMED_ROUNDS: usize = 3;
 
 /// The page size the heap is backed with.
 const PAGE: usize = 4096;
@@ -202,11 +193,7 @@ fn scan<K: Key + Hash + Eq + Clone>(keys: &[K], limiters: usize) -> Result<Vec<S
     let l2 = L2::read()?;
     let pagemap =
         File::open("/proc/self/pagemap").map_err(|e| format!("/proc/self/pagemap: {e}"))?;
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    let mut pick = Pick::new(0x5eed);
-    for i in (1..order.len()).rev() {
-        order.swap(i, pick.below(i + 1));
-    }
+    let order = shuffled_order(keys.len());
     let make = || {
         let limiter: TokenBucket<K> = TokenBucket::new(Spec::DEEP_BUCKET.tollgate());
         for key in keys {
@@ -218,20 +205,11 @@ fn scan<K: Key + Hash + Eq + Clone>(keys: &[K], limiters: usize) -> Result<Vec<S
     let reference = make();
     AllocationRegistry::set_global_tracker(BigBlocks)
         .map_err(|_| "tracker already set".to_owned())?;
-    let time = |limiter: &TokenBucket<K>| -> Result<f64, String> {
-        let (mut best, mut best_reference) = (f64::MAX, f64::MAX);
-        for _ in 0..PASSES {
-            best_reference =
-                best_reference.min(timed_pass(&reference, keys, &order).ok_or_else(refused)?);
-            best = best.min(timed_pass(limiter, keys, &order).ok_or_else(refused)?);
-        }
-        Ok(best / best_reference)
+    let time = |limiter: &TokenBucket<K>| {
+        ratio_to_reference(limiter, &reference, keys, &order).ok_or_else(refused)
     };
     let mut scanned = Vec::with_capacity(limiters);
-    // The slowest limiters so far, kept alive to be timed again at the end:
-    // a limiter slow for its life (its pages) stays slow, a slow moment of
-    // the machine does not.
-    let mut slowest: Vec<(f64, usize, TokenBucket<K>)> = Vec::with_capacity(RETIMED + 1);
+    let mut slowest = Slowest::new();
     for at in 0..limiters {
         BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).clear();
         AllocationRegistry::enable_tracking();
@@ -245,16 +223,12 @@ fn scan<K: Key + Hash + Eq + Clone>(keys: &[K], limiters: usize) -> Result<Vec<S
             colouring,
             again: Vec::new(),
         });
-        if slowest.len() < RETIMED || ratio > slowest[RETIMED - 1].0 {
-            slowest.push((ratio, at, limiter));
-            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-            slowest.truncate(RETIMED);
-        }
+        slowest.offer(ratio, (at, limiter));
     }
     // Round by round, each after an untimed pass: the scan has left these
     // limiters' tables out of the caches and the reference's in them.
     for _ in 0..RETIMED_ROUNDS {
-        for (_, at, limiter) in &slowest {
+        for (_, (at, limiter)) in slowest.kept() {
             timed_pass(limiter, keys, &order).ok_or_else(refused)?;
             let ratio = time(limiter)?;
             scanned[*at].again.push(ratio);

@@ -26,20 +26,11 @@ mod support;
 
 use support::args::count_arg;
 use support::contenders::Spec;
-use support::keys::{Pick, string_keys};
-use support::pass::timed_pass;
+use support::keys::string_keys;
+use support::scan::{RETIMED_ROUNDS, Slowest, ratio_to_reference, shuffled_order, timed_pass};
 
 /// Keys every limiter tracks.
 const KEYS: usize = 10_000;
-
-/// Timed passes per limiter, each taking turns with the reference.
-const PASSES: usize = 5;
-
-/// The slowest limiters kept and timed again at the end.
-const RETIMED: usize = 8;
-
-/// How many times each of those is timed again.
-const RETIMED_ROUNDS: usize = 3;
 
 /// The exit for a limiter that refused a request it should have admitted.
 fn refused() -> ExitCode {
@@ -69,11 +60,7 @@ fn main() -> ExitCode {
         }
     }
     let keys = string_keys(KEYS);
-    let mut order: Vec<usize> = (0..KEYS).collect();
-    let mut pick = Pick::new(0x5eed);
-    for i in (1..order.len()).rev() {
-        order.swap(i, pick.below(i + 1));
-    }
+    let order = shuffled_order(KEYS);
     let make = |robust: bool| {
         let options = KeyedOptions::new()
             .compact_tables(compact)
@@ -86,29 +73,16 @@ fn main() -> ExitCode {
         limiter
     };
     let reference = make(true);
-    let time = |limiter: &TokenBucket| -> Option<f64> {
-        let (mut best, mut best_reference) = (f64::MAX, f64::MAX);
-        for _ in 0..PASSES {
-            best_reference = best_reference.min(timed_pass(&reference, &keys, &order)?);
-            best = best.min(timed_pass(limiter, &keys, &order)?);
-        }
-        Some(best / best_reference)
-    };
+    let time = |limiter: &TokenBucket| ratio_to_reference(limiter, &reference, &keys, &order);
     let mut ratios = Vec::with_capacity(limiters);
-    // The slowest limiters so far, kept alive to be timed again at the end:
-    // a limiter slow for its life stays slow, a slow moment does not.
-    let mut slowest: Vec<(f64, TokenBucket)> = Vec::with_capacity(RETIMED + 1);
+    let mut slowest = Slowest::new();
     for _ in 0..limiters {
         let limiter = make(robust);
         let Some(ratio) = time(&limiter) else {
             return refused();
         };
         ratios.push(ratio);
-        if slowest.len() < RETIMED || ratio > slowest[RETIMED - 1].0 {
-            slowest.push((ratio, limiter));
-            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-            slowest.truncate(RETIMED);
-        }
+        slowest.offer(ratio, limiter);
     }
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
@@ -127,9 +101,9 @@ fn main() -> ExitCode {
     // limiters' timings rather than one limiter's every round; each timing
     // after an untimed pass, since the scan has left the limiter's tables
     // out of the caches and the reference's in them.
-    let mut again = vec![String::new(); slowest.len()];
+    let mut again = vec![String::new(); slowest.kept().len()];
     for _ in 0..RETIMED_ROUNDS {
-        for ((_, limiter), line) in slowest.iter().zip(&mut again) {
+        for ((_, limiter), line) in slowest.kept().iter().zip(&mut again) {
             let warm = timed_pass(limiter, &keys, &order);
             let Some(later) = warm.and_then(|_| time(limiter)) else {
                 return refused();
@@ -139,9 +113,9 @@ fn main() -> ExitCode {
     }
     println!(
         "the {} slowest, over that median, then timed {RETIMED_ROUNDS} times again:",
-        slowest.len()
+        slowest.kept().len()
     );
-    for ((ratio, _), line) in slowest.iter().zip(&again) {
+    for ((ratio, _), line) in slowest.kept().iter().zip(&again) {
         println!("  {:.3}x, then{line}", ratio / median);
     }
     ExitCode::SUCCESS

@@ -12,7 +12,7 @@ pub mod floor;
 pub mod keyed_floor;
 pub mod keys;
 pub mod median;
-pub mod pass;
 pub mod registry_baseline;
+pub mod scan;
 pub mod string_contenders;
 pub mod threads;
